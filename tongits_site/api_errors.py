@@ -1,0 +1,188 @@
+"""One shape for every API error: JSON ``{"code": "...", "detail": "..."}``.
+
+``code`` is a stable, machine-readable snake_case string; ``detail`` is text for people.
+Validation errors (code ``invalid``) also carry ``fields``: ``{field: [message, ...]}``.
+
+Raising an error with a code, from a service or a view::
+
+    from tongits_site.api_errors import ApiError, Conflict
+
+    raise ApiError("That table is full.", code="table_full")                 # 400
+    raise ApiError("Not your table.", code="not_seated", status_code=403)
+    raise Conflict("The game has moved on.", code="version_conflict", extra={"version": 7})
+
+or declare a subclass with ``status_code``, ``default_code`` and ``default_detail``.
+DRF's own exceptions (``NotFound``, ``PermissionDenied(code=...)``, ``ValidationError``) and
+Django's ``Http404``, ``PermissionDenied`` and ``ValidationError`` come out in the same shape.
+
+``exception_handler`` is DRF's ``EXCEPTION_HANDLER``; ``not_found``, ``bad_request``,
+``permission_denied`` and ``server_error`` are Django's ``handler404/400/403/500`` and answer in
+JSON under ``/api/`` (plain Django pages elsewhere); ``api_not_found`` is the catch-all route
+that makes unknown ``/api/`` URLs a JSON 404 even when ``DEBUG`` is on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions, serializers
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+API_PREFIX = "/api/"
+
+
+class ApiError(exceptions.APIException):
+    """An error with a machine-readable ``code``; 400 unless a subclass or caller says otherwise.
+
+    ``extra`` adds keys to the response body (never ``code`` or ``detail``).
+    """
+
+    status_code = 400
+    default_code = "error"
+    default_detail = "The request could not be processed."
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        code: str | None = None,
+        *,
+        status_code: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.code = code or self.default_code
+        super().__init__(detail, self.code)
+        if status_code is not None:
+            self.status_code = status_code
+        self.extra = dict(extra or {})
+
+
+class Conflict(ApiError):
+    status_code = 409
+    default_code = "conflict"
+    default_detail = "The request conflicts with the current state of the resource."
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every error response (for the OpenAPI schema)."""
+
+    code = serializers.CharField(help_text="Stable machine-readable error code (snake_case).")
+    detail = serializers.CharField(help_text="Human-readable explanation.")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text='Validation errors only (code "invalid"): messages per input field.',
+    )
+
+
+def error_responses(*statuses: int) -> dict[int, type[serializers.Serializer]]:
+    """``extend_schema(responses={..., **error_responses(400, 401)})``."""
+    return {status: ErrorSerializer for status in statuses}
+
+
+def _messages(detail: Any, path: str = "") -> list[str]:
+    """Flatten DRF error details into "field: message" lines."""
+    if isinstance(detail, dict):
+        out: list[str] = []
+        for key, value in detail.items():
+            sub = "" if key in ("non_field_errors", "__all__") else str(key)
+            out += _messages(value, f"{path}.{sub}" if path and sub else path or sub)
+        return out
+    if isinstance(detail, list):
+        out = []
+        for index, value in enumerate(detail):
+            # Lists of messages keep the path; lists of nested objects get an index.
+            sub = f"{path}[{index}]" if isinstance(value, dict | list) else path
+            out += _messages(value, sub)
+        return out
+    return [f"{path}: {detail}" if path else str(detail)]
+
+
+def _body(exc: exceptions.APIException) -> dict[str, Any]:
+    if isinstance(exc, exceptions.ValidationError):
+        body: dict[str, Any] = {
+            "code": "invalid",
+            "detail": " ".join(_messages(exc.detail)) or "Invalid input.",
+        }
+        if isinstance(exc.detail, dict):
+            body["fields"] = exc.detail
+        return body
+    if isinstance(exc, ApiError):
+        return {**exc.extra, "code": exc.code, "detail": str(exc.detail)}
+    code = getattr(exc.detail, "code", None) or exc.default_code
+    detail = exc.detail
+    if isinstance(detail, dict | list):
+        detail = " ".join(_messages(detail))
+    return {"code": str(code), "detail": str(detail)}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF ``EXCEPTION_HANDLER``: every known error as ``{"code", "detail"}``.
+
+    Returns None for anything else, which DRF re-raises and Django answers with ``server_error``.
+    """
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(serializers.as_serializer_error(exc))
+    elif isinstance(exc, RequestDataTooBig):
+        exc = ApiError("The request body is too large.", "payload_too_large", status_code=413)
+    elif isinstance(exc, SuspiciousOperation):
+        exc = ApiError("The request was malformed.", "bad_request")
+
+    if not isinstance(exc, exceptions.APIException):
+        return None
+
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = f"{exc.wait:.0f}"
+    set_rollback()
+    return Response(_body(exc), status=exc.status_code, headers=headers)
+
+
+# --- Django-level handlers (errors raised outside DRF views) ---------------------------------
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith(API_PREFIX)
+
+
+def _json(code: str, detail: str, status: int) -> JsonResponse:
+    return JsonResponse({"code": code, "detail": detail}, status=status)
+
+
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    return _json("not_found", f"No API endpoint at {request.path}.", 404)
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _is_api(request):
+        return _json("not_found", "Not found.", 404)
+    return defaults.page_not_found(request, exception)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _is_api(request):
+        return _json("bad_request", "The request was malformed.", 400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _is_api(request):
+        return _json("permission_denied", "You do not have permission to do this.", 403)
+    return defaults.permission_denied(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if _is_api(request):
+        return _json("server_error", "Internal server error.", 500)
+    return defaults.server_error(request)

@@ -1,0 +1,43 @@
+"""Create the configured PostgreSQL database if it does not exist yet.
+
+    python -m tongits_site.ensure_db
+
+Connects to the server's ``postgres`` maintenance database with the credentials of
+DATABASE_URL. `make run` calls it before `migrate`.
+"""
+
+import os
+import sys
+
+import django
+import psycopg
+from psycopg import sql
+
+
+def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
+    django.setup()
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if "postgresql" not in db["ENGINE"]:
+        print(f"ensure_db: {db['ENGINE']} is not PostgreSQL; nothing to do")
+        return 0
+    params = {
+        "dbname": "postgres",
+        "user": db.get("USER") or None,
+        "password": db.get("PASSWORD") or None,
+        "host": db.get("HOST") or None,
+        "port": db.get("PORT") or None,
+    }
+    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]])
+        if exists.fetchone():
+            return 0
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db["NAME"])))
+        print(f"ensure_db: created database {db['NAME']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""URL configuration.
+
+/api/v1/       the API (accounts; the games API joins ``api_v1`` below)
+/api/schema/   OpenAPI 3 schema;  /api/docs/  Swagger UI over it
+/admin/        Django admin
+"""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from tongits_site import api_errors
+
+api_v1 = [
+    path("", include("accounts.api.urls")),
+    # path("", include("games.api.urls")),
+]
+
+urlpatterns = [
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    # Keep last among the /api/ routes: any other /api/ URL is a JSON 404, even with DEBUG on.
+    re_path(r"^api/", api_errors.api_not_found),
+    path("admin/", admin.site.urls),
+]
+
+handler400 = api_errors.bad_request
+handler403 = api_errors.permission_denied
+handler404 = api_errors.not_found
+handler500 = api_errors.server_error
