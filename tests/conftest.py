@@ -1,0 +1,100 @@
+"""Shared fixtures. Database tests run against the real PostgreSQL of DATABASE_URL.
+
+pytest-django creates a ``test_<name>`` database there. When a collected test needs the database
+and PostgreSQL does not answer, the run stops at once with an error: such tests never skip.
+
+Fixtures:
+    api_client            an unauthenticated DRF ``APIClient``
+    user_factory          ``user_factory(username=None, password=DEFAULT_PASSWORD, **fields)``
+                          -> a saved user (unique username when none is given)
+    auth_client_factory   ``auth_client_factory(user=None)`` -> an ``APIClient`` sending that
+                          user's token (a new user when none is given); ``client.user`` and
+                          ``client.token`` are set on it
+    auth_client           ``auth_client_factory()``: a client logged in as a fresh user
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from django.conf import settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+DEFAULT_PASSWORD = "correct-horse-battery-staple"
+
+_DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "django_db_blocker"}
+
+
+def _needs_db(item: pytest.Item) -> bool:
+    return item.get_closest_marker("django_db") is not None or bool(
+        _DB_FIXTURES & set(getattr(item, "fixturenames", ()))
+    )
+
+
+def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
+    """Fail the whole run loudly (never skip) when database tests cannot reach PostgreSQL."""
+    if not any(_needs_db(item) for item in items):
+        return
+    db = settings.DATABASES["default"]
+    if "postgresql" not in db["ENGINE"]:
+        pytest.exit(f"tests need PostgreSQL, but DATABASE_URL selects {db['ENGINE']}", returncode=3)
+    params = {
+        "dbname": "postgres",
+        "user": db.get("USER"),
+        "password": db.get("PASSWORD"),
+        "host": db.get("HOST"),
+        "port": db.get("PORT"),
+        "connect_timeout": 5,
+    }
+    try:
+        psycopg.connect(**{k: v for k, v in params.items() if v}).close()
+    except psycopg.Error as exc:
+        pytest.exit(
+            f"PostgreSQL at {db.get('HOST')}:{db.get('PORT')} is unreachable ({exc}); "
+            "start it (see .ci/run) or set DATABASE_URL",
+            returncode=3,
+        )
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+_usernames = itertools.count(1)
+
+
+@pytest.fixture
+def user_factory(db) -> Callable[..., object]:
+    from django.contrib.auth import get_user_model
+
+    user_model = get_user_model()
+
+    def make(username: str | None = None, password: str = DEFAULT_PASSWORD, **fields):
+        username = username or f"player{next(_usernames)}"
+        return user_model.objects.create_user(username=username, password=password, **fields)
+
+    return make
+
+
+@pytest.fixture
+def auth_client_factory(user_factory) -> Callable[..., APIClient]:
+    def make(user=None) -> APIClient:
+        user = user or user_factory()
+        token, _ = Token.objects.get_or_create(user=user)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.user = user
+        client.token = token.key
+        return client
+
+    return make
+
+
+@pytest.fixture
+def auth_client(auth_client_factory) -> APIClient:
+    return auth_client_factory()
