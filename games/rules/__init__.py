@@ -1,0 +1,55 @@
+"""The Tongits rules core: pure Python, no Django. Commands in, events out.
+
+``decide(state, seat, command) -> events`` validates; ``evolve(state, event) -> state`` applies;
+a game's state is always ``fold(events)``. See DESIGN.md for the JSON forms.
+"""
+
+from .cards import CODES as CARD_CODES
+from .cards import parse_card
+from .engine import (
+    COMMAND_TYPES,
+    command_key,
+    deadwood,
+    deal,
+    decide,
+    deck_commitment,
+    legal_commands,
+    new_game,
+    next_dealer,
+    time_out,
+)
+from .errors import CODES as ILLEGAL_MOVE_CODES
+from .errors import IllegalMove
+from .events import EVENT_TYPES, Event, event_from_dict, event_to_dict
+from .ruleset import RuleSet
+from .state import PHASES, GameState, Meld, evolve, fold
+from .views import player_view, redact_event
+
+__all__ = [
+    "CARD_CODES",
+    "COMMAND_TYPES",
+    "EVENT_TYPES",
+    "ILLEGAL_MOVE_CODES",
+    "PHASES",
+    "Event",
+    "GameState",
+    "IllegalMove",
+    "Meld",
+    "RuleSet",
+    "command_key",
+    "deadwood",
+    "deal",
+    "decide",
+    "deck_commitment",
+    "event_from_dict",
+    "event_to_dict",
+    "evolve",
+    "fold",
+    "legal_commands",
+    "new_game",
+    "next_dealer",
+    "parse_card",
+    "player_view",
+    "redact_event",
+    "time_out",
+]

@@ -1,0 +1,507 @@
+"""``decide``, ``legal_commands``, ``time_out``, ``new_game`` and ``deal``: commands in, events out.
+
+``decide`` validates against the current state, then emits events while folding them into a
+scratch state, so automatic consequences (auto-folds, round end, match end) are computed from
+exactly the state the events will produce on replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Protocol
+
+from .cards import BIT, CODES, POINTS, cards_of, codes_of, parse_card
+from .errors import IllegalMove
+from .events import (
+    Challenged,
+    Discarded,
+    DrawCalled,
+    Drew,
+    Event,
+    Folded,
+    GameStarted,
+    LaidOff,
+    MatchEnded,
+    Melded,
+    RoundEnded,
+    RoundStarted,
+    TookDiscard,
+    TurnTimedOut,
+)
+from .melds import (
+    RANK_MASKS,
+    SET,
+    best_arrangement,
+    can_lay_off,
+    candidate_melds,
+    deadwood_of,
+    meld_kind,
+    run_display,
+)
+from .ruleset import RuleSet
+from .state import DEALING, DRAW_CALL, PLAY, ROUND_OVER, START, GameState, evolve
+
+COMMAND_TYPES = (
+    "draw", "take_discard", "meld", "lay_off", "discard", "call_draw", "challenge", "fold",
+)
+
+
+class Rng(Protocol):
+    def shuffle(self, x: list[Any]) -> None: ...
+    def randrange(self, stop: int) -> int: ...
+    def getrandbits(self, k: int) -> int: ...
+
+
+# ---------------------------------------------------------------- command parsing
+
+
+def _card(command: dict[str, Any], key: str = "card") -> int:
+    try:
+        return parse_card(command[key])
+    except KeyError:
+        raise IllegalMove("bad_command", f"'{key}' is required") from None
+    except ValueError:
+        raise IllegalMove("bad_command", f"'{command[key]}' is not a card") from None
+
+
+def _cards(command: dict[str, Any]) -> int:
+    raw = command.get("cards")
+    if not isinstance(raw, list) or not raw:
+        raise IllegalMove("bad_command", "'cards' must be a list of card codes")
+    mask = 0
+    for code in raw:
+        try:
+            bit = BIT[parse_card(code)]
+        except ValueError:
+            raise IllegalMove("bad_command", f"'{code}' is not a card") from None
+        if mask & bit:
+            raise IllegalMove("bad_command", f"card {CODES[bit.bit_length() - 1]} given twice")
+        mask |= bit
+    return mask
+
+
+def _meld_index(state: GameState, command: dict[str, Any]) -> int:
+    meld_id = command.get("meld_id")
+    if not isinstance(meld_id, int) or isinstance(meld_id, bool):
+        raise IllegalMove("bad_command", "'meld_id' must be an integer")
+    if not 1 <= meld_id <= len(state.melds):
+        raise IllegalMove("unknown_meld", f"no meld {meld_id} on the table")
+    return meld_id - 1
+
+
+# ---------------------------------------------------------------- decide
+
+
+def decide(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
+    """The events a seat's command causes, or ``IllegalMove``; ``state`` is never changed."""
+    if not isinstance(command, dict) or not isinstance(command.get("type"), str):
+        raise IllegalMove("bad_command", "a command is an object with a 'type'")
+    kind = command["type"]
+    if kind not in COMMAND_TYPES:
+        raise IllegalMove("unknown_command", f"unknown command type {kind!r}")
+    if not isinstance(seat, int) or not 0 <= seat <= 2:
+        raise IllegalMove("bad_command", "seat must be 0, 1 or 2")
+    phase = state.phase
+    if phase not in (START, PLAY, DRAW_CALL):
+        raise IllegalMove("no_round_in_play")
+    if kind in ("challenge", "fold"):
+        if phase != DRAW_CALL:
+            raise IllegalMove("no_draw_call_pending")
+        if seat != state.turn:
+            raise IllegalMove("not_your_turn")
+        return _answer(state, seat, kind)
+    if seat != state.turn:
+        raise IllegalMove("not_your_turn")
+    if phase == DRAW_CALL:
+        raise IllegalMove("wrong_phase", "answer the Draw call: challenge or fold")
+    return _HANDLERS[kind](state, seat, command)
+
+
+def _draw(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
+    if state.phase != START:
+        raise IllegalMove("already_drew")
+    if not state.stock:
+        raise IllegalMove("stock_empty")
+    return [Drew(seat, CODES[state.stock[0]])]
+
+
+def _take_discard(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
+    if state.phase != START:
+        raise IllegalMove("already_drew")
+    rules = state.rules
+    has_meld_id = "meld_id" in command and command["meld_id"] is not None
+    has_cards = "cards" in command and command["cards"] is not None
+    if has_meld_id == has_cards:
+        raise IllegalMove("bad_command", "give either 'cards' or 'meld_id'")
+    if has_meld_id and not rules.take_discard_to_lay_off:
+        raise IllegalMove("rule_disabled", "the taken discard must go into a new meld")
+    if not state.discard:
+        raise IllegalMove("discard_not_usable", "the discard pile is empty")
+    top = state.discard[-1]
+    top_bit = BIT[top]
+    if has_meld_id:
+        idx = _meld_index(state, command)
+        meld = state.melds[idx]
+        if meld.owner != seat or meld.hidden or not can_lay_off(meld.mask, meld.kind, top_bit, rules):
+            raise IllegalMove("invalid_lay_off", "the discard can only go onto a meld of your own")
+        new = meld.mask | top_bit
+        return [TookDiscard(seat, CODES[top], meld.meld_id, meld.kind, tuple(run_display(new)), True)]
+    cards = _cards(command)
+    hand = state.hands[seat]
+    if cards & ~hand:
+        raise IllegalMove("card_not_in_hand", ", ".join(codes_of(cards & ~hand)))
+    kind = meld_kind(cards | top_bit, rules)
+    if kind is None:
+        raise IllegalMove("discard_not_usable", "the discard and those cards make no meld")
+    event = TookDiscard(
+        seat, CODES[top], len(state.melds) + 1, kind, tuple(run_display(cards | top_bit)), False
+    )
+    return _after_hand_change(state, [event], seat)
+
+
+def _meld(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
+    if state.phase != PLAY:
+        raise IllegalMove("must_draw_first")
+    hidden = command.get("hidden", False)
+    if not isinstance(hidden, bool):
+        raise IllegalMove("bad_command", "'hidden' must be true or false")
+    cards = _cards(command)
+    hand = state.hands[seat]
+    if cards & ~hand:
+        raise IllegalMove("card_not_in_hand", ", ".join(codes_of(cards & ~hand)))
+    kind = meld_kind(cards, state.rules)
+    if kind is None:
+        raise IllegalMove("invalid_meld")
+    if hidden:
+        if not state.rules.secret_sets:
+            raise IllegalMove("rule_disabled", "secret sets are off")
+        if kind != SET or cards.bit_count() != 4:
+            raise IllegalMove("invalid_meld", "a secret set is four of a kind")
+    event = Melded(seat, len(state.melds) + 1, kind, tuple(run_display(cards)), hidden)
+    return _after_hand_change(state, [event], seat)
+
+
+def _lay_off(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
+    if state.phase != PLAY:
+        raise IllegalMove("must_draw_first")
+    card = _card(command)
+    idx = _meld_index(state, command)
+    if not state.hands[seat] & BIT[card]:
+        raise IllegalMove("card_not_in_hand", CODES[card])
+    meld = state.melds[idx]
+    if meld.hidden:
+        raise IllegalMove("invalid_lay_off", "nobody may lay off on a secret set")
+    if not can_lay_off(meld.mask, meld.kind, BIT[card], state.rules):
+        raise IllegalMove("invalid_lay_off")
+    return _after_hand_change(state, [LaidOff(seat, CODES[card], meld.meld_id)], seat)
+
+
+def _discard(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
+    if state.phase != PLAY:
+        raise IllegalMove("must_draw_first")
+    card = _card(command)
+    if not state.hands[seat] & BIT[card]:
+        raise IllegalMove("card_not_in_hand", CODES[card])
+    events: list[Event] = [Discarded(seat, CODES[card])]
+    after = evolve(state, events[0])
+    if after.hands[seat] == 0:
+        return events + _end_round(after, "tongits", seat)
+    if not after.stock:
+        return events + _end_round(after, "stock_out", None)
+    if after.turns >= state.rules.turn_cap:
+        return events + _end_round(after, "turn_cap", None)
+    return events
+
+
+def _call_draw(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
+    if state.phase != START:
+        raise IllegalMove("already_drew")
+    if not state.rules.draw_call:
+        raise IllegalMove("rule_disabled", "Draw calls are off")
+    if not state.opened(seat):
+        raise IllegalMove("not_opened")
+    if seat in state.blocked:
+        raise IllegalMove("draw_blocked")
+    event = DrawCalled(seat)
+    return [event, *_auto_answers(evolve(state, event))]
+
+
+def _answer(state: GameState, seat: int, kind: str) -> list[Event]:
+    if kind == "challenge" and not state.opened(seat):  # cannot happen: such seats auto-fold
+        raise IllegalMove("not_opened")
+    event = Challenged(seat) if kind == "challenge" else Folded(seat)
+    return [event, *_auto_answers(evolve(state, event))]
+
+
+def _auto_answers(state: GameState) -> list[Event]:
+    """Fold for every seat that has not opened, then end the round once all have answered."""
+    events: list[Event] = []
+    while len(state.answers) < 2:
+        if state.opened(state.turn):
+            return events
+        event = Folded(state.turn)
+        events.append(event)
+        state = evolve(state, event)
+    return events + _end_round(state, "draw", None)
+
+
+def _after_hand_change(state: GameState, events: list[Event], seat: int) -> list[Event]:
+    after = state
+    for e in events:
+        after = evolve(after, e)
+    if after.hands[seat] == 0:
+        return events + _end_round(after, "tongits", seat)
+    return events
+
+
+_HANDLERS = {
+    "draw": _draw,
+    "take_discard": _take_discard,
+    "meld": _meld,
+    "lay_off": _lay_off,
+    "discard": _discard,
+    "call_draw": _call_draw,
+}
+
+
+# ---------------------------------------------------------------- round end and payouts
+
+
+def _end_round(state: GameState, reason: str, tongits_seat: int | None) -> list[Event]:
+    rules = state.rules
+    deadwood = tuple(deadwood_of(h, rules) for h in state.hands)
+    opened = tuple(state.opened(s) for s in range(3))
+    challenged = False
+    if reason == "tongits":
+        winner: int | None = tongits_seat
+    elif reason == "draw":
+        winner, challenged = _draw_winner(state, deadwood)
+    else:
+        winner = None
+    burned = tuple(s for s in range(3) if rules.burning and not opened[s] and s != winner)
+    if reason in ("stock_out", "turn_cap"):
+        winner = _points_winner(state, deadwood, burned)
+    payouts = _payouts(state, reason, winner, burned, challenged)
+    events: list[Event] = [RoundEnded(state.round, reason, winner, deadwood, burned, payouts)]
+    if winner is not None and state.round_wins[winner] + 1 >= rules.wins_to_match:
+        wins = list(state.round_wins)
+        wins[winner] += 1
+        events.append(MatchEnded(winner, tuple(wins)))
+    return events
+
+
+def _draw_winner(state: GameState, deadwood: tuple[int, ...]) -> tuple[int, bool]:
+    caller = state.draw_caller
+    challengers = [s for s, answer in state.answers if answer == "challenge"]
+    if not challengers:
+        return caller, False
+    low = min(deadwood[s] for s in (caller, *challengers))
+    for s in challengers:  # answers come in turn order after the caller
+        if deadwood[s] == low:
+            return s, True
+    return caller, True
+
+
+def _points_winner(
+    state: GameState, deadwood: tuple[int, ...], burned: tuple[int, ...]
+) -> int | None:
+    candidates = [s for s in range(3) if s not in burned]
+    if not candidates:
+        return None
+    low = min(deadwood[s] for s in candidates)
+    tied = [s for s in candidates if deadwood[s] == low]
+    if len(tied) == 1:
+        return tied[0]
+    if state.rules.stock_out_tie == "fewer_cards":
+        fewest = min(state.hands[s].bit_count() for s in tied)
+        tied = [s for s in tied if state.hands[s].bit_count() == fewest]
+        order = [(state.dealer + i) % 3 for i in range(3)]
+    else:  # last_drawer: the last drawer if tied, else the first tied seat after them
+        start = state.last_drawer if state.last_drawer >= 0 else state.dealer
+        order = [(start + i) % 3 for i in range(3)]
+    return next(s for s in order if s in tied)
+
+
+ACES = RANK_MASKS[0]
+
+
+def _payouts(
+    state: GameState,
+    reason: str,
+    winner: int | None,
+    burned: tuple[int, ...],
+    challenged: bool,
+) -> tuple[int, ...]:
+    if winner is None:
+        return (0, 0, 0)
+    rules = state.rules
+    if reason == "tongits":
+        each = rules.tongits
+    elif reason == "draw" and challenged:
+        each = rules.draw_won_challenged
+    else:
+        each = rules.base
+    owned = [m for m in state.melds if m.owner == winner]
+    aces = (state.hands[winner] & ACES).bit_count() + sum((m.mask & ACES).bit_count() for m in owned)
+    secret = sum(1 for m in owned if m.hidden)
+    each += rules.per_ace * aces + rules.per_secret_set * secret
+    payouts = [0, 0, 0]
+    for s in range(3):
+        if s != winner:
+            pay = each + (rules.burned_penalty if s in burned else 0)
+            payouts[s] -= pay
+            payouts[winner] += pay
+    return tuple(payouts)
+
+
+# ---------------------------------------------------------------- time-outs
+
+
+def time_out(state: GameState) -> list[Event]:
+    """What the server plays for the seat whose deadline passed (RULES.md "Time")."""
+    if not state.in_round:
+        raise IllegalMove("no_round_in_play")
+    seat = state.turn
+    events: list[Event] = [TurnTimedOut(seat)]
+    s = evolve(state, events[0])
+
+    def play(command: dict[str, Any]) -> bool:
+        nonlocal s
+        new = decide(s, seat, command)
+        for e in new:
+            s = evolve(s, e)
+        events.extend(new)
+        return s.phase in (PLAY, START) and s.turn == seat
+
+    if s.phase == DRAW_CALL:
+        play({"type": "fold"})
+        return events
+    if s.phase == START:
+        play({"type": "draw"})
+    _, melds = best_arrangement(s.hands[seat], s.rules.ace_high_runs)
+    for m in melds:
+        if not play({"type": "meld", "cards": codes_of(m)}):
+            return events
+    hand = s.hands[seat]
+    worst = max(cards_of(hand), key=lambda c: (POINTS[c], c % 13, c // 13))
+    play({"type": "discard", "card": CODES[worst]})
+    return events
+
+
+# ---------------------------------------------------------------- new games and deals
+
+
+def new_game(rules: RuleSet, seats: list[dict[str, Any]] | None, rng: Rng) -> GameStarted:
+    """``game_started`` with the first dealer drawn from ``rng``."""
+    seats = list(seats) if seats is not None else [{"kind": "user"} for _ in range(3)]
+    if len(seats) != 3:
+        raise ValueError("Tongits is played by exactly three seats")
+    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), rng.randrange(3))
+
+
+def next_dealer(state: GameState) -> int:
+    if state.round == 0:
+        return state.first_dealer
+    last = state.last_round
+    if last is not None and last.winner is not None:
+        return last.winner
+    return (state.dealer + 1) % 3
+
+
+def deck_commitment(salt: str, hands: list[list[str]], stock: list[str]) -> str:
+    """sha256 of the salt and the whole deal, published before play and checkable after."""
+    text = salt + ":" + ",".join(hands[0] + hands[1] + hands[2] + stock)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def deal(state: GameState, rng: Rng) -> RoundStarted:
+    """The next ``round_started``: a shuffle from ``rng`` and its salted commitment."""
+    if state.phase not in (DEALING, ROUND_OVER):
+        raise IllegalMove("wrong_phase", "a round is in play or the match is over")
+    deck = list(range(52))
+    rng.shuffle(deck)
+    dealer = next_dealer(state)
+    hands: list[list[str]] = [[], [], []]
+    hands[dealer] = [CODES[c] for c in deck[:13]]
+    hands[(dealer + 1) % 3] = [CODES[c] for c in deck[13:25]]
+    hands[(dealer + 2) % 3] = [CODES[c] for c in deck[25:37]]
+    stock = [CODES[c] for c in deck[37:]]
+    salt = f"{rng.getrandbits(128):032x}"
+    return RoundStarted(
+        state.round + 1,
+        dealer,
+        tuple(tuple(h) for h in hands),
+        tuple(stock),
+        salt,
+        deck_commitment(salt, hands, stock),
+    )
+
+
+# ---------------------------------------------------------------- legal commands
+
+
+def legal_commands(state: GameState, seat: int) -> list[dict[str, Any]]:
+    """Every command ``seat`` may send now, concrete; ``[]`` when it may not act."""
+    if state.turn != seat or state.phase not in (START, PLAY, DRAW_CALL):
+        return []
+    rules = state.rules
+    if state.phase == DRAW_CALL:
+        out = [{"type": "fold"}]
+        if state.opened(seat):
+            out.insert(0, {"type": "challenge"})
+        return out
+    hand = state.hands[seat]
+    if state.phase == START:
+        out: list[dict[str, Any]] = []
+        if state.stock:
+            out.append({"type": "draw"})
+        if state.discard:
+            top = state.discard[-1]
+            top_bit = BIT[top]
+            for m in candidate_melds(hand | top_bit, rules):
+                if m & top_bit:
+                    out.append({"type": "take_discard", "cards": codes_of(m & ~top_bit)})
+            if rules.take_discard_to_lay_off:
+                for meld in state.melds:
+                    if meld.owner == seat and not meld.hidden and can_lay_off(
+                        meld.mask, meld.kind, top_bit, rules
+                    ):
+                        out.append({"type": "take_discard", "meld_id": meld.meld_id})
+        if rules.draw_call and seat not in state.blocked and state.opened(seat):
+            out.append({"type": "call_draw"})
+        return out
+    out = []
+    for m in candidate_melds(hand, rules):
+        out.append({"type": "meld", "cards": codes_of(m)})
+        if rules.secret_sets and m.bit_count() == 4 and meld_kind(m, rules) == SET:
+            out.append({"type": "meld", "cards": codes_of(m), "hidden": True})
+    cards = cards_of(hand)
+    for meld in state.melds:
+        if meld.hidden:
+            continue
+        for c in cards:
+            if can_lay_off(meld.mask, meld.kind, BIT[c], rules):
+                out.append({"type": "lay_off", "card": CODES[c], "meld_id": meld.meld_id})
+    for c in sorted(cards, key=lambda c: (c % 13, c // 13)):
+        out.append({"type": "discard", "card": CODES[c]})
+    return out
+
+
+def command_key(command: dict[str, Any]) -> tuple:
+    """A canonical, hashable form of a command, so differently spelled equals compare equal."""
+    kind = command.get("type")
+    cards = command.get("cards")
+    card_set = frozenset(parse_card(c) for c in cards) if isinstance(cards, list) else None
+    card = parse_card(command["card"]) if "card" in command else None
+    return (kind, card_set, card, command.get("meld_id"), bool(command.get("hidden", False)))
+
+
+def deadwood(cards: list[str] | tuple[str, ...], rules: RuleSet | None = None) -> int:
+    """Least deadwood points of a hand over all ways to form melds from it."""
+    mask = 0
+    for code in cards:
+        mask |= BIT[parse_card(code)]
+    return deadwood_of(mask, rules or _STANDARD)
+
+
+_STANDARD = RuleSet()

@@ -1,0 +1,92 @@
+"""The options of a Tongits variant (RULES.md, "Variants"), frozen, with named presets."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+STOCK_OUT_TIES = ("last_drawer", "fewer_cards")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """Every point where the sources disagree is an option here; defaults are ``standard``."""
+
+    ace_high_runs: bool = False
+    take_discard_to_lay_off: bool = False
+    draw_call: bool = True
+    secret_sets: bool = True
+    burning: bool = True
+    stock_out_tie: str = "last_drawer"
+    wins_to_match: int = 3
+    turn_seconds: int = 20
+    turn_cap: int = 200
+    base: int = 1
+    tongits: int = 3
+    draw_won_challenged: int = 3
+    per_ace: int = 1
+    per_secret_set: int = 3
+    burned_penalty: int = 1
+
+    PRESETS: ClassVar[tuple[str, ...]] = ("standard", "house")
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("bool", bool):
+                if not isinstance(value, bool):
+                    raise ValueError(f"{f.name} must be a boolean")
+            elif f.type in ("int", int):
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise ValueError(f"{f.name} must be a non-negative integer")
+        if self.stock_out_tie not in STOCK_OUT_TIES:
+            raise ValueError(f"stock_out_tie must be one of {STOCK_OUT_TIES}")
+        if self.wins_to_match < 1 or self.turn_cap < 1:
+            raise ValueError("wins_to_match and turn_cap must be at least 1")
+
+    @classmethod
+    def standard(cls) -> RuleSet:
+        return cls()
+
+    @classmethod
+    def house(cls) -> RuleSet:
+        return cls(
+            ace_high_runs=True,
+            take_discard_to_lay_off=True,
+            draw_call=False,
+            burning=False,
+            stock_out_tie="fewer_cards",
+        )
+
+    @classmethod
+    def preset(cls, name: str) -> RuleSet:
+        if name == "standard":
+            return cls.standard()
+        if name == "house":
+            return cls.house()
+        raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(cls.PRESETS)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | str | None, base: RuleSet | None = None) -> RuleSet:
+        """Options over ``base`` (standard by default); a string names a preset.
+
+        A dict may carry ``"preset"`` to start from that preset. Unknown keys are an error, so a
+        typo never silently plays the default.
+        """
+        if data is None:
+            return base or cls()
+        if isinstance(data, str):
+            return cls.preset(data)
+        if not isinstance(data, dict):
+            raise ValueError("rules must be a preset name or an object of options")
+        data = dict(data)
+        start = cls.preset(data.pop("preset")) if "preset" in data else (base or cls())
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown rule options: {', '.join(unknown)}")
+        return dataclasses.replace(start, **data)

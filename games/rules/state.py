@@ -1,0 +1,273 @@
+"""The immutable game state and ``evolve``/``fold``: one pure step per event.
+
+States are frozen; ``evolve`` returns a new state and shares everything that did not change, so a
+snapshot is just a reference and ``fold`` of a whole match costs a few milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .cards import BIT, CODES, parse_card
+from .events import (
+    Challenged,
+    Discarded,
+    DrawCalled,
+    Drew,
+    Event,
+    Folded,
+    GameStarted,
+    LaidOff,
+    MatchEnded,
+    Melded,
+    RoundEnded,
+    RoundStarted,
+    TookDiscard,
+    TurnTimedOut,
+    event_from_dict,
+)
+from .ruleset import RuleSet
+
+DEALING = "dealing"
+START = "start"
+PLAY = "play"
+DRAW_CALL = "draw_call"
+ROUND_OVER = "round_over"
+MATCH_OVER = "match_over"
+PHASES = (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER, MATCH_OVER)
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    meld_id: int
+    owner: int
+    kind: str
+    mask: int
+    hidden: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """Everything the rules need; hands and melds are 52-bit card masks."""
+
+    rules: RuleSet
+    seats: tuple[dict[str, Any], ...] = ()
+    first_dealer: int = 0
+    version: int = 0
+    phase: str = DEALING
+    round: int = 0
+    dealer: int = -1
+    turn: int = -1
+    hands: tuple[int, int, int] = (0, 0, 0)
+    stock: tuple[int, ...] = ()
+    discard: tuple[int, ...] = ()
+    melds: tuple[Meld, ...] = ()
+    blocked: frozenset[int] = frozenset()
+    last_drawer: int = -1
+    turns: int = 0
+    draw_caller: int = -1
+    answers: tuple[tuple[int, str], ...] = ()
+    round_wins: tuple[int, int, int] = (0, 0, 0)
+    chips: tuple[int, int, int] = (0, 0, 0)
+    last_round: RoundEnded | None = None
+    match_winner: int | None = None
+    salt: str = ""
+    deck_commitment: str = ""
+
+    def opened(self, seat: int) -> bool:
+        return any(m.owner == seat for m in self.melds)
+
+    @property
+    def in_round(self) -> bool:
+        return self.phase in (START, PLAY, DRAW_CALL)
+
+
+def _with(t: tuple, i: int, value: Any) -> tuple:
+    return t[:i] + (value,) + t[i + 1 :]
+
+
+def _mask(codes: Iterable[str]) -> int:
+    m = 0
+    for c in codes:
+        m |= BIT[parse_card(c)]
+    return m
+
+
+def _game_started(state: GameState | None, e: GameStarted) -> GameState:
+    return GameState(
+        rules=RuleSet.from_dict(e.rules),
+        seats=tuple(e.seats),
+        first_dealer=e.first_dealer,
+    )
+
+
+def _round_started(s: GameState, e: RoundStarted) -> GameState:
+    hands = tuple(_mask(h) for h in e.hands)
+    hands = hands + (0,) * (3 - len(hands))
+    return replace(
+        s,
+        phase=PLAY,  # the dealer's first turn has no draw
+        round=e.round,
+        dealer=e.dealer,
+        turn=e.dealer,
+        hands=hands,
+        stock=tuple(parse_card(c) for c in e.stock),
+        discard=(),
+        melds=(),
+        blocked=frozenset(),
+        last_drawer=-1,
+        turns=0,
+        draw_caller=-1,
+        answers=(),
+        salt=e.salt,
+        deck_commitment=e.deck_commitment,
+    )
+
+
+def _drew(s: GameState, e: Drew) -> GameState:
+    bit = BIT[parse_card(e.card)]
+    stock = s.stock[1:] if s.stock and BIT[s.stock[0]] == bit else tuple(
+        c for c in s.stock if BIT[c] != bit
+    )
+    return replace(
+        s,
+        phase=PLAY,
+        hands=_with(s.hands, e.seat, s.hands[e.seat] | bit),
+        stock=stock,
+        blocked=s.blocked - {e.seat},
+        last_drawer=e.seat,
+    )
+
+
+def _took_discard(s: GameState, e: TookDiscard) -> GameState:
+    cards = _mask(e.cards)
+    taken = BIT[parse_card(e.card)]
+    from_hand = cards & ~taken
+    melds = s.melds
+    if e.lay_off:
+        idx = e.meld_id - 1
+        if 0 <= idx < len(melds):
+            old = melds[idx]
+            melds = _with(melds, idx, replace(old, mask=old.mask | taken))
+            from_hand = 0
+    else:
+        melds = melds + (Meld(e.meld_id, e.seat, e.kind, cards),)
+    return replace(
+        s,
+        phase=PLAY,
+        hands=_with(s.hands, e.seat, s.hands[e.seat] & ~from_hand),
+        discard=s.discard[:-1],
+        melds=melds,
+        blocked=s.blocked - {e.seat},
+    )
+
+
+def _melded(s: GameState, e: Melded) -> GameState:
+    cards = _mask(e.cards)
+    return replace(
+        s,
+        hands=_with(s.hands, e.seat, s.hands[e.seat] & ~cards),
+        melds=s.melds + (Meld(e.meld_id, e.seat, e.kind, cards, e.hidden),),
+    )
+
+
+def _laid_off(s: GameState, e: LaidOff) -> GameState:
+    bit = BIT[parse_card(e.card)]
+    idx = e.meld_id - 1
+    melds = s.melds
+    blocked = s.blocked
+    if 0 <= idx < len(melds):
+        old = melds[idx]
+        melds = _with(melds, idx, replace(old, mask=old.mask | bit))
+        if old.owner != e.seat:
+            blocked = blocked | {old.owner}
+    return replace(
+        s, hands=_with(s.hands, e.seat, s.hands[e.seat] & ~bit), melds=melds, blocked=blocked
+    )
+
+
+def _discarded(s: GameState, e: Discarded) -> GameState:
+    card = parse_card(e.card)
+    return replace(
+        s,
+        phase=START,
+        hands=_with(s.hands, e.seat, s.hands[e.seat] & ~BIT[card]),
+        discard=s.discard + (card,),
+        turns=s.turns + 1,
+        turn=(e.seat + 1) % 3,
+    )
+
+
+def _draw_called(s: GameState, e: DrawCalled) -> GameState:
+    return replace(s, phase=DRAW_CALL, draw_caller=e.seat, answers=(), turn=(e.seat + 1) % 3)
+
+
+def _answered(s: GameState, e: Challenged | Folded) -> GameState:
+    kind = "challenge" if isinstance(e, Challenged) else "fold"
+    return replace(s, answers=s.answers + ((e.seat, kind),), turn=(e.seat + 1) % 3)
+
+
+def _timed_out(s: GameState, e: TurnTimedOut) -> GameState:
+    return s
+
+
+def _round_ended(s: GameState, e: RoundEnded) -> GameState:
+    wins = s.round_wins
+    if e.winner is not None:
+        wins = _with(wins, e.winner, wins[e.winner] + 1)
+    payouts = tuple(e.payouts) + (0,) * (3 - len(e.payouts))
+    chips = tuple(c + p for c, p in zip(s.chips, payouts, strict=True))
+    return replace(s, phase=ROUND_OVER, turn=-1, round_wins=wins, chips=chips, last_round=e)
+
+
+def _match_ended(s: GameState, e: MatchEnded) -> GameState:
+    return replace(s, phase=MATCH_OVER, turn=-1, match_winner=e.winner)
+
+
+_MUTATORS = {
+    Drew: _drew,
+    Discarded: _discarded,
+    Melded: _melded,
+    LaidOff: _laid_off,
+    TookDiscard: _took_discard,
+    DrawCalled: _draw_called,
+    Challenged: _answered,
+    Folded: _answered,
+    TurnTimedOut: _timed_out,
+    RoundStarted: _round_started,
+    RoundEnded: _round_ended,
+    MatchEnded: _match_ended,
+}
+
+
+def evolve(state: GameState | None, event: Event | dict[str, Any]) -> GameState:
+    """The state after one event. Pure and total: a stored event is never refused here."""
+    if not isinstance(event, Event):
+        event = event_from_dict(event)
+    if isinstance(event, GameStarted):
+        new = _game_started(state, event)
+    else:
+        if state is None:
+            raise ValueError("the first event of a game must be game_started")
+        new = _MUTATORS[type(event)](state, event)
+    return replace(new, version=(state.version if state is not None else 0) + 1)
+
+
+def fold(events: Iterable[Event | dict[str, Any]], state: GameState | None = None) -> GameState:
+    """The state after ``events``, optionally continuing from a snapshot ``state``."""
+    for event in events:
+        state = evolve(state, event)
+    if state is None:
+        raise ValueError("no events")
+    return state
+
+
+def meld_codes(meld: Meld) -> list[str]:
+    from .melds import run_display
+
+    return run_display(meld.mask)
+
+
+__all__ = ["CODES", "GameState", "Meld", "PHASES", "evolve", "fold"]

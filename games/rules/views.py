@@ -1,0 +1,84 @@
+"""What one seat may see: ``player_view`` and ``redact_event``.
+
+The single place that decides secrecy, so the API, the bots and the event feed cannot disagree
+about it: own hand only, hidden melds as their size, no stock order and no salt while a round runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cards import CODES, codes_of
+from .events import Event, event_to_dict
+from .melds import deadwood_of, run_display
+from .state import DRAW_CALL, MATCH_OVER, ROUND_OVER, GameState
+
+
+def _meld_view(meld, seat: int | None, reveal: bool) -> dict[str, Any]:
+    show = reveal or not meld.hidden or meld.owner == seat
+    return {
+        "meld_id": meld.meld_id,
+        "owner": meld.owner,
+        "kind": meld.kind,
+        "cards": run_display(meld.mask) if show else None,
+        "hidden": meld.hidden,
+        "size": meld.mask.bit_count(),
+    }
+
+
+def player_view(state: GameState, seat: int | None) -> dict[str, Any]:
+    """JSON-ready view of the game for ``seat`` (``None``: a spectator, who holds no hand)."""
+    over = state.phase in (ROUND_OVER, MATCH_OVER)
+    rules = state.rules
+    view: dict[str, Any] = {
+        "seat": seat,
+        "phase": state.phase,
+        "round": state.round,
+        "dealer": state.dealer,
+        "turn": state.turn if state.turn >= 0 else None,
+        "hand": codes_of(state.hands[seat]) if seat is not None else [],
+        "deadwood": deadwood_of(state.hands[seat], rules) if seat is not None else None,
+        "melds": [_meld_view(m, seat, over) for m in state.melds],
+        "discard_pile": [CODES[c] for c in state.discard],
+        "stock_count": len(state.stock),
+        "hand_counts": [h.bit_count() for h in state.hands],
+        "opened": [state.opened(s) for s in range(3)],
+        "blocked": sorted(state.blocked),
+        "turns": state.turns,
+        "round_wins": list(state.round_wins),
+        "chips": list(state.chips),
+        "last_round": state.last_round.to_dict() if state.last_round else None,
+        "match_winner": state.match_winner,
+        "draw_call": None,
+        "rules": rules.to_dict(),
+    }
+    if state.phase == DRAW_CALL:
+        view["draw_call"] = {
+            "caller": state.draw_caller,
+            "answers": [{"seat": s, "answer": a} for s, a in state.answers],
+        }
+    if over and state.round > 0:
+        view["hands"] = [codes_of(h) for h in state.hands]
+    return view
+
+
+def redact_event(event: Event | dict[str, Any], seat: int | None, reveal: bool = False) -> dict:
+    """The event as ``seat`` may see it: same ``type`` (and seq, kept by the caller), with the
+    hidden fields removed. ``reveal`` (a finished match) returns it whole."""
+    data = event_to_dict(event) if isinstance(event, Event) else dict(event)
+    if reveal:
+        return data
+    kind = data.get("type")
+    if kind == "round_started":
+        hands = data.pop("hands", [])
+        data.pop("salt", None)
+        stock = data.pop("stock", [])
+        data["hand_counts"] = [len(h) for h in hands]
+        data["stock_count"] = len(stock)
+        if seat is not None and 0 <= seat < len(hands):
+            data["hand"] = list(hands[seat])
+    elif kind == "drew" and data.get("seat") != seat:
+        data.pop("card", None)
+    elif kind == "melded" and data.get("hidden") and data.get("seat") != seat:
+        data["size"] = len(data.pop("cards", []))
+    return data
