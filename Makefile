@@ -1,0 +1,46 @@
+# Short recipes. Everything runs in .venv, created and filled on first use (python3 -m venv).
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test lint bench simulate
+
+help:
+	@echo "make run       migrate and serve the API on 0.0.0.0:8000"
+	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it)"
+	@echo "make lint      ruff check, ruff format --check, import contracts"
+	@echo "make bench     rules core benchmark"
+	@echo "make simulate  100 bot matches, seed 1"
+	@echo "make install   create .venv and install the project with dev extras"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when pyproject.toml is newer than the stamp.
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m tongits_site.ensure_db
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py runserver 0.0.0.0:8000
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
+
+bench: $(STAMP)
+	$(PY) -m games.rules.bench
+
+simulate: $(STAMP)
+	$(PY) -m games.rules.simulate --matches 100 --seed 1
