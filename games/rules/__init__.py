@@ -22,7 +22,7 @@ from .errors import CODES as ILLEGAL_MOVE_CODES
 from .errors import IllegalMove
 from .events import EVENT_TYPES, Event, event_from_dict, event_to_dict
 from .ruleset import RuleSet
-from .state import PHASES, GameState, Meld, evolve, fold
+from .state import PHASES, GameState, Meld, evolve, fold, state_from_dict, state_to_dict
 from .views import player_view, redact_event
 
 __all__ = [
@@ -51,5 +51,7 @@ __all__ = [
     "parse_card",
     "player_view",
     "redact_event",
+    "state_from_dict",
+    "state_to_dict",
     "time_out",
 ]

@@ -42,7 +42,14 @@ from .ruleset import RuleSet
 from .state import DEALING, DRAW_CALL, PLAY, ROUND_OVER, START, GameState, evolve
 
 COMMAND_TYPES = (
-    "draw", "take_discard", "meld", "lay_off", "discard", "call_draw", "challenge", "fold",
+    "draw",
+    "take_discard",
+    "meld",
+    "lay_off",
+    "discard",
+    "call_draw",
+    "challenge",
+    "fold",
 )
 
 
@@ -142,10 +149,11 @@ def _take_discard(state: GameState, seat: int, command: dict[str, Any]) -> list[
     if has_meld_id:
         idx = _meld_index(state, command)
         meld = state.melds[idx]
-        if meld.owner != seat or meld.hidden or not can_lay_off(meld.mask, meld.kind, top_bit, rules):
+        own = meld.owner == seat and not meld.hidden
+        if not own or not can_lay_off(meld.mask, meld.kind, top_bit, rules):
             raise IllegalMove("invalid_lay_off", "the discard can only go onto a meld of your own")
-        new = meld.mask | top_bit
-        return [TookDiscard(seat, CODES[top], meld.meld_id, meld.kind, tuple(run_display(new)), True)]
+        cards = tuple(run_display(meld.mask | top_bit))
+        return [TookDiscard(seat, CODES[top], meld.meld_id, meld.kind, cards, True)]
     cards = _cards(command)
     hand = state.hands[seat]
     if cards & ~hand:
@@ -342,7 +350,8 @@ def _payouts(
     else:
         each = rules.base
     owned = [m for m in state.melds if m.owner == winner]
-    aces = (state.hands[winner] & ACES).bit_count() + sum((m.mask & ACES).bit_count() for m in owned)
+    aces = (state.hands[winner] & ACES).bit_count()
+    aces += sum((m.mask & ACES).bit_count() for m in owned)
     secret = sum(1 for m in owned if m.hidden)
     each += rules.per_ace * aces + rules.per_secret_set * secret
     payouts = [0, 0, 0]
@@ -463,8 +472,10 @@ def legal_commands(state: GameState, seat: int) -> list[dict[str, Any]]:
                     out.append({"type": "take_discard", "cards": codes_of(m & ~top_bit)})
             if rules.take_discard_to_lay_off:
                 for meld in state.melds:
-                    if meld.owner == seat and not meld.hidden and can_lay_off(
-                        meld.mask, meld.kind, top_bit, rules
+                    if (
+                        meld.owner == seat
+                        and not meld.hidden
+                        and can_lay_off(meld.mask, meld.kind, top_bit, rules)
                     ):
                         out.append({"type": "take_discard", "meld_id": meld.meld_id})
         if rules.draw_call and seat not in state.blocked and state.opened(seat):

@@ -173,8 +173,9 @@ def _convert(name: str, value: Any) -> Any:
     if name == "hands":
         return tuple(tuple(_code(v) for v in hand) for hand in value)
     if name == "seats":
-        return tuple(dict(s) if isinstance(s, dict) else {"kind": "user", "name": str(s)}
-                     for s in value)
+        return tuple(
+            dict(s) if isinstance(s, dict) else {"kind": "user", "name": str(s)} for s in value
+        )
     if name == "rules":
         return value
     if isinstance(value, list):

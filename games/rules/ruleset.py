@@ -34,12 +34,11 @@ class RuleSet:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.type in ("bool", bool):
-                if not isinstance(value, bool):
-                    raise ValueError(f"{f.name} must be a boolean")
-            elif f.type in ("int", int):
-                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                    raise ValueError(f"{f.name} must be a non-negative integer")
+            is_bool = isinstance(value, bool)
+            if f.type in ("bool", bool) and not is_bool:
+                raise ValueError(f"{f.name} must be a boolean")
+            if f.type in ("int", int) and (is_bool or not isinstance(value, int) or value < 0):
+                raise ValueError(f"{f.name} must be a non-negative integer")
         if self.stock_out_tie not in STOCK_OUT_TIES:
             raise ValueError(f"stock_out_tie must be one of {STOCK_OUT_TIES}")
         if self.wins_to_match < 1 or self.turn_cap < 1:

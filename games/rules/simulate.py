@@ -1,4 +1,4 @@
-"""``python -m games.rules.simulate --matches N --seed S``: self-play whole matches and summarise."""
+"""`python -m games.rules.simulate --matches N --seed S`: self-play matches, then summarise."""
 
 from __future__ import annotations
 
@@ -39,11 +39,13 @@ def main(argv: list[str] | None = None) -> None:
             no_winner += r.winner is None
         turns.extend(_turns_per_round(record.events))
     total_rounds = sum(rounds_per_match)
-    print(f"matches: {args.matches}  seed: {args.seed}  bots: {','.join(bots)}  rules: {args.rules}")
+    print(f"matches: {args.matches}  seed: {args.seed}  bots: {args.bots}  rules: {args.rules}")
     print(f"rounds: {total_rounds}  ({statistics.mean(rounds_per_match):.2f} per match)")
-    print("rounds ended by: " + ", ".join(
-        f"{k} {v} ({v / total_rounds:.1%})" for k, v in reasons.most_common()
-    ) + f"; without a winner: {no_winner}")
+    print(
+        "rounds ended by: "
+        + ", ".join(f"{k} {v} ({v / total_rounds:.1%})" for k, v in reasons.most_common())
+        + f"; without a winner: {no_winner}"
+    )
     print(f"turns per round: mean {statistics.mean(turns):.1f}, max {max(turns)}")
     print(f"events per match: mean {statistics.mean(events_per_match):.1f}")
     print("match wins by seat: " + ", ".join(f"{s}: {match_wins[s]}" for s in range(3)))

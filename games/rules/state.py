@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .cards import BIT, CODES, parse_card
+from .cards import BIT, parse_card
 from .events import (
     Challenged,
     Discarded,
@@ -128,8 +128,10 @@ def _round_started(s: GameState, e: RoundStarted) -> GameState:
 
 def _drew(s: GameState, e: Drew) -> GameState:
     bit = BIT[parse_card(e.card)]
-    stock = s.stock[1:] if s.stock and BIT[s.stock[0]] == bit else tuple(
-        c for c in s.stock if BIT[c] != bit
+    stock = (
+        s.stock[1:]
+        if s.stock and BIT[s.stock[0]] == bit
+        else tuple(c for c in s.stock if BIT[c] != bit)
     )
     return replace(
         s,
@@ -264,10 +266,64 @@ def fold(events: Iterable[Event | dict[str, Any]], state: GameState | None = Non
     return state
 
 
-def meld_codes(meld: Meld) -> list[str]:
-    from .melds import run_display
-
-    return run_display(meld.mask)
+__all__ = ["GameState", "Meld", "PHASES", "evolve", "fold", "state_from_dict", "state_to_dict"]
 
 
-__all__ = ["CODES", "GameState", "Meld", "PHASES", "evolve", "fold"]
+def state_to_dict(state: GameState) -> dict[str, Any]:
+    """A JSON-ready snapshot of a state, so a store can resume without re-folding the stream."""
+    return {
+        "v": 1,
+        "rules": state.rules.to_dict(),
+        "seats": [dict(s) for s in state.seats],
+        "first_dealer": state.first_dealer,
+        "version": state.version,
+        "phase": state.phase,
+        "round": state.round,
+        "dealer": state.dealer,
+        "turn": state.turn,
+        "hands": list(state.hands),
+        "stock": list(state.stock),
+        "discard": list(state.discard),
+        "melds": [[m.meld_id, m.owner, m.kind, m.mask, m.hidden] for m in state.melds],
+        "blocked": sorted(state.blocked),
+        "last_drawer": state.last_drawer,
+        "turns": state.turns,
+        "draw_caller": state.draw_caller,
+        "answers": [list(a) for a in state.answers],
+        "round_wins": list(state.round_wins),
+        "chips": list(state.chips),
+        "last_round": state.last_round.to_dict() if state.last_round else None,
+        "match_winner": state.match_winner,
+        "salt": state.salt,
+        "deck_commitment": state.deck_commitment,
+    }
+
+
+def state_from_dict(data: dict[str, Any]) -> GameState:
+    """The state a ``state_to_dict`` snapshot describes."""
+    last = data.get("last_round")
+    return GameState(
+        rules=RuleSet.from_dict(data["rules"]),
+        seats=tuple(data["seats"]),
+        first_dealer=data["first_dealer"],
+        version=data["version"],
+        phase=data["phase"],
+        round=data["round"],
+        dealer=data["dealer"],
+        turn=data["turn"],
+        hands=tuple(data["hands"]),
+        stock=tuple(data["stock"]),
+        discard=tuple(data["discard"]),
+        melds=tuple(Meld(i, o, k, m, h) for i, o, k, m, h in data["melds"]),
+        blocked=frozenset(data["blocked"]),
+        last_drawer=data["last_drawer"],
+        turns=data["turns"],
+        draw_caller=data["draw_caller"],
+        answers=tuple((s, a) for s, a in data["answers"]),
+        round_wins=tuple(data["round_wins"]),
+        chips=tuple(data["chips"]),
+        last_round=event_from_dict(last) if last else None,  # type: ignore[arg-type]
+        match_winner=data["match_winner"],
+        salt=data["salt"],
+        deck_commitment=data["deck_commitment"],
+    )
