@@ -35,6 +35,7 @@ from .melds import (
     can_lay_off,
     candidate_melds,
     deadwood_of,
+    lay_off_targets,
     meld_kind,
     run_display,
 )
@@ -490,9 +491,12 @@ def legal_commands(state: GameState, seat: int) -> list[dict[str, Any]]:
     for meld in state.melds:
         if meld.hidden:
             continue
-        for c in cards:
-            if can_lay_off(meld.mask, meld.kind, BIT[c], rules):
-                out.append({"type": "lay_off", "card": CODES[c], "meld_id": meld.meld_id})
+        fits = lay_off_targets(meld.mask, meld.kind, rules) & hand
+        while fits:
+            low = fits & -fits
+            c = low.bit_length() - 1
+            out.append({"type": "lay_off", "card": CODES[c], "meld_id": meld.meld_id})
+            fits ^= low
     for c in sorted(cards, key=lambda c: (c % 13, c // 13)):
         out.append({"type": "discard", "card": CODES[c]})
     return out

@@ -97,6 +97,11 @@ def candidate_melds(hand: int, rules: RuleSet) -> list[int]:
 
 def run_display(mask: int) -> list[str]:
     """Codes of a meld in reading order: a run by rank, the ace last when it sits above a king."""
+    return list(_display(mask))
+
+
+@lru_cache(maxsize=1 << 14)
+def _display(mask: int) -> tuple[str, ...]:
     cards = []
     b = mask
     while b:
@@ -108,7 +113,7 @@ def run_display(mask: int) -> list[str]:
         cards.sort(key=lambda c: (c % 13 or 13, c // 13))
     else:
         cards.sort(key=lambda c: (c % 13, c // 13))
-    return [CODES[c] for c in cards]
+    return tuple(CODES[c] for c in cards)
 
 
 def _best_cover(melds: list[int]) -> tuple[int, tuple[int, ...]]:
@@ -181,6 +186,30 @@ def can_lay_off(meld: int, kind: str, card_bit: int, rules: RuleSet) -> bool:
     if meld & card_bit:
         return False
     return meld_kind(meld | card_bit, rules) == kind
+
+
+def lay_off_targets(meld: int, kind: str, rules: RuleSet) -> int:
+    """Mask of every card that could be laid off on this meld (at most four cards)."""
+    if kind == SET:
+        if meld.bit_count() != 3:
+            return 0
+        first = (meld & -meld).bit_length() - 1
+        return RANK_MASKS[first % 13] & ~meld
+    shift = ((meld & -meld).bit_length() - 1) // 13 * 13
+    sm = meld >> shift
+    near = ((sm << 1) | (sm >> 1)) & SUIT_MASK
+    if rules.ace_high_runs and sm & (1 << 12):
+        near |= 1  # an ace above the king
+    if rules.ace_high_runs and sm & 1:
+        near |= 1 << 11  # a queen below a high ace (Q-K-A grows downwards through the king)
+    out = 0
+    near &= ~sm
+    while near:
+        low = near & -near
+        if meld_kind(meld | (low << shift), rules) == RUN:
+            out |= low << shift
+        near ^= low
+    return out
 
 
 __all__ = [

@@ -7,8 +7,7 @@ snapshot is just a reference and ``fold`` of a whole match costs a few milliseco
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cards import BIT, parse_card
 from .events import (
@@ -39,8 +38,7 @@ MATCH_OVER = "match_over"
 PHASES = (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER, MATCH_OVER)
 
 
-@dataclass(frozen=True, slots=True)
-class Meld:
+class Meld(NamedTuple):
     meld_id: int
     owner: int
     kind: str
@@ -48,9 +46,11 @@ class Meld:
     hidden: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class GameState:
-    """Everything the rules need; hands and melds are 52-bit card masks."""
+class GameState(NamedTuple):
+    """Everything the rules need; hands and melds are 52-bit card masks.
+
+    A named tuple: immutable, and ``_replace`` is several times cheaper than a dataclass's.
+    """
 
     rules: RuleSet
     seats: tuple[dict[str, Any], ...] = ()
@@ -106,8 +106,7 @@ def _game_started(state: GameState | None, e: GameStarted) -> GameState:
 def _round_started(s: GameState, e: RoundStarted) -> GameState:
     hands = tuple(_mask(h) for h in e.hands)
     hands = hands + (0,) * (3 - len(hands))
-    return replace(
-        s,
+    return s._replace(
         phase=PLAY,  # the dealer's first turn has no draw
         round=e.round,
         dealer=e.dealer,
@@ -133,8 +132,7 @@ def _drew(s: GameState, e: Drew) -> GameState:
         if s.stock and BIT[s.stock[0]] == bit
         else tuple(c for c in s.stock if BIT[c] != bit)
     )
-    return replace(
-        s,
+    return s._replace(
         phase=PLAY,
         hands=_with(s.hands, e.seat, s.hands[e.seat] | bit),
         stock=stock,
@@ -152,12 +150,11 @@ def _took_discard(s: GameState, e: TookDiscard) -> GameState:
         idx = e.meld_id - 1
         if 0 <= idx < len(melds):
             old = melds[idx]
-            melds = _with(melds, idx, replace(old, mask=old.mask | taken))
+            melds = _with(melds, idx, old._replace(mask=old.mask | taken))
             from_hand = 0
     else:
         melds = melds + (Meld(e.meld_id, e.seat, e.kind, cards),)
-    return replace(
-        s,
+    return s._replace(
         phase=PLAY,
         hands=_with(s.hands, e.seat, s.hands[e.seat] & ~from_hand),
         discard=s.discard[:-1],
@@ -168,8 +165,7 @@ def _took_discard(s: GameState, e: TookDiscard) -> GameState:
 
 def _melded(s: GameState, e: Melded) -> GameState:
     cards = _mask(e.cards)
-    return replace(
-        s,
+    return s._replace(
         hands=_with(s.hands, e.seat, s.hands[e.seat] & ~cards),
         melds=s.melds + (Meld(e.meld_id, e.seat, e.kind, cards, e.hidden),),
     )
@@ -182,18 +178,17 @@ def _laid_off(s: GameState, e: LaidOff) -> GameState:
     blocked = s.blocked
     if 0 <= idx < len(melds):
         old = melds[idx]
-        melds = _with(melds, idx, replace(old, mask=old.mask | bit))
+        melds = _with(melds, idx, old._replace(mask=old.mask | bit))
         if old.owner != e.seat:
             blocked = blocked | {old.owner}
-    return replace(
-        s, hands=_with(s.hands, e.seat, s.hands[e.seat] & ~bit), melds=melds, blocked=blocked
+    return s._replace(
+        hands=_with(s.hands, e.seat, s.hands[e.seat] & ~bit), melds=melds, blocked=blocked
     )
 
 
 def _discarded(s: GameState, e: Discarded) -> GameState:
     card = parse_card(e.card)
-    return replace(
-        s,
+    return s._replace(
         phase=START,
         hands=_with(s.hands, e.seat, s.hands[e.seat] & ~BIT[card]),
         discard=s.discard + (card,),
@@ -203,12 +198,12 @@ def _discarded(s: GameState, e: Discarded) -> GameState:
 
 
 def _draw_called(s: GameState, e: DrawCalled) -> GameState:
-    return replace(s, phase=DRAW_CALL, draw_caller=e.seat, answers=(), turn=(e.seat + 1) % 3)
+    return s._replace(phase=DRAW_CALL, draw_caller=e.seat, answers=(), turn=(e.seat + 1) % 3)
 
 
 def _answered(s: GameState, e: Challenged | Folded) -> GameState:
     kind = "challenge" if isinstance(e, Challenged) else "fold"
-    return replace(s, answers=s.answers + ((e.seat, kind),), turn=(e.seat + 1) % 3)
+    return s._replace(answers=s.answers + ((e.seat, kind),), turn=(e.seat + 1) % 3)
 
 
 def _timed_out(s: GameState, e: TurnTimedOut) -> GameState:
@@ -221,11 +216,11 @@ def _round_ended(s: GameState, e: RoundEnded) -> GameState:
         wins = _with(wins, e.winner, wins[e.winner] + 1)
     payouts = tuple(e.payouts) + (0,) * (3 - len(e.payouts))
     chips = tuple(c + p for c, p in zip(s.chips, payouts, strict=True))
-    return replace(s, phase=ROUND_OVER, turn=-1, round_wins=wins, chips=chips, last_round=e)
+    return s._replace(phase=ROUND_OVER, turn=-1, round_wins=wins, chips=chips, last_round=e)
 
 
 def _match_ended(s: GameState, e: MatchEnded) -> GameState:
-    return replace(s, phase=MATCH_OVER, turn=-1, match_winner=e.winner)
+    return s._replace(phase=MATCH_OVER, turn=-1, match_winner=e.winner)
 
 
 _MUTATORS = {
@@ -254,7 +249,7 @@ def evolve(state: GameState | None, event: Event | dict[str, Any]) -> GameState:
         if state is None:
             raise ValueError("the first event of a game must be game_started")
         new = _MUTATORS[type(event)](state, event)
-    return replace(new, version=(state.version if state is not None else 0) + 1)
+    return new._replace(version=(state.version if state is not None else 0) + 1)
 
 
 def fold(events: Iterable[Event | dict[str, Any]], state: GameState | None = None) -> GameState:

@@ -6,12 +6,23 @@ about it: own hand only, hidden melds as their size, no stock order and no salt 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from .cards import CODES, codes_of
 from .events import Event, event_to_dict
 from .melds import deadwood_of, run_display
 from .state import DRAW_CALL, MATCH_OVER, ROUND_OVER, GameState
+
+
+@lru_cache(maxsize=64)
+def _rules_dict(rules) -> dict[str, Any]:
+    return rules.to_dict()
+
+
+@lru_cache(maxsize=256)
+def _event_dict(event: Event) -> dict[str, Any]:
+    return event.to_dict()
 
 
 def _meld_view(meld, seat: int | None, reveal: bool) -> dict[str, Any]:
@@ -47,10 +58,10 @@ def player_view(state: GameState, seat: int | None) -> dict[str, Any]:
         "turns": state.turns,
         "round_wins": list(state.round_wins),
         "chips": list(state.chips),
-        "last_round": state.last_round.to_dict() if state.last_round else None,
+        "last_round": _event_dict(state.last_round) if state.last_round else None,
         "match_winner": state.match_winner,
         "draw_call": None,
-        "rules": rules.to_dict(),
+        "rules": _rules_dict(rules),
     }
     if state.phase == DRAW_CALL:
         view["draw_call"] = {
