@@ -36,7 +36,7 @@ class TokenInputSerializer(serializers.Serializer):
 class UserOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
-    email = serializers.EmailField()
+    email = serializers.CharField(help_text="An email address, or empty when none was given.")
     date_joined = serializers.DateTimeField()
 
 
