@@ -24,6 +24,8 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tongits_site.ensure_db import server_params
+
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
 
 _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "django_db_blocker"}
@@ -42,16 +44,8 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
     db = settings.DATABASES["default"]
     if "postgresql" not in db["ENGINE"]:
         pytest.exit(f"tests need PostgreSQL, but DATABASE_URL selects {db['ENGINE']}", returncode=3)
-    params = {
-        "dbname": "postgres",
-        "user": db.get("USER"),
-        "password": db.get("PASSWORD"),
-        "host": db.get("HOST"),
-        "port": db.get("PORT"),
-        "connect_timeout": 5,
-    }
     try:
-        psycopg.connect(**{k: v for k, v in params.items() if v}).close()
+        psycopg.connect(**server_params(db, connect_timeout=5)).close()
     except psycopg.Error as exc:
         pytest.exit(
             f"PostgreSQL at {db.get('HOST')}:{db.get('PORT')} is unreachable ({exc}); "

@@ -14,6 +14,19 @@ import psycopg
 from psycopg import sql
 
 
+def server_params(db: dict, **extra) -> dict:
+    """psycopg connection keywords for the server of a Django database, on its ``postgres`` db."""
+    params = {
+        "dbname": "postgres",
+        "user": db.get("USER"),
+        "password": db.get("PASSWORD"),
+        "host": db.get("HOST"),
+        "port": db.get("PORT"),
+        **extra,
+    }
+    return {key: value for key, value in params.items() if value}
+
+
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
     django.setup()
@@ -23,14 +36,7 @@ def main() -> int:
     if "postgresql" not in db["ENGINE"]:
         print(f"ensure_db: {db['ENGINE']} is not PostgreSQL; nothing to do")
         return 0
-    params = {
-        "dbname": "postgres",
-        "user": db.get("USER") or None,
-        "password": db.get("PASSWORD") or None,
-        "host": db.get("HOST") or None,
-        "port": db.get("PORT") or None,
-    }
-    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
+    with psycopg.connect(**server_params(db), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]])
         if exists.fetchone():
             return 0
