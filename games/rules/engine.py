@@ -8,6 +8,7 @@ exactly the state the events will produce on replay.
 from __future__ import annotations
 
 import hashlib
+import logging
 from typing import Any, Protocol
 
 from .cards import BIT, CODES, POINTS, cards_of, codes_of, parse_card
@@ -41,6 +42,8 @@ from .melds import (
 )
 from .ruleset import RuleSet
 from .state import DEALING, DRAW_CALL, PLAY, ROUND_OVER, START, GameState, evolve
+
+log = logging.getLogger(__name__)
 
 COMMAND_TYPES = (
     "draw",
@@ -218,6 +221,8 @@ def _discard(state: GameState, seat: int, command: dict[str, Any]) -> list[Event
     if not after.stock:
         return events + _end_round(after, "stock_out", None)
     if after.turns >= state.rules.turn_cap:
+        # unreachable under these rules (the stock runs out first): reaching it means a bug
+        log.error("round %s reached the turn cap of %s", state.round, state.rules.turn_cap)
         return events + _end_round(after, "turn_cap", None)
     return events
 
