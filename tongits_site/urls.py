@@ -13,7 +13,7 @@ from tongits_site import api_errors
 
 api_v1 = [
     path("", include("accounts.api.urls")),
-    # path("", include("games.api.urls")),
+    path("", include("games.api.urls")),
 ]
 
 urlpatterns = [

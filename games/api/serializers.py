@@ -1,0 +1,312 @@
+"""Input and output serializers of the games API (no writes here: see ``games.services``).
+
+Input serializers check the *shape* of a request (400 ``invalid``); whether a command is legal
+is the rules core's question (422). The output serializers of game payloads document bodies that
+``games.selectors`` builds as plain JSON (so an idempotent retry can return the same bytes).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from games.models import Game
+from games.rules import COMMAND_TYPES, PHASES, RuleSet
+from games.services import BOT_LEVELS
+
+MAX_VERSION = 2**31 - 1
+CARD_HELP = 'Card code, rank then suit: "AS", "7H", "TD" ("10D" accepted on input).'
+
+
+# ---------------------------------------------------------------- rules and seats
+
+
+class RuleOptionsSerializer(serializers.Serializer):
+    """Every option of a variant (RULES.md "Variants"); on input, any subset over a preset."""
+
+    preset = serializers.ChoiceField(
+        choices=RuleSet.PRESETS, required=False, help_text="Start from this preset."
+    )
+    ace_high_runs = serializers.BooleanField(required=False)
+    take_discard_to_lay_off = serializers.BooleanField(required=False)
+    draw_call = serializers.BooleanField(required=False)
+    secret_sets = serializers.BooleanField(required=False)
+    burning = serializers.BooleanField(required=False)
+    stock_out_tie = serializers.ChoiceField(choices=["last_drawer", "fewer_cards"], required=False)
+    wins_to_match = serializers.IntegerField(min_value=1, max_value=99, required=False)
+    turn_seconds = serializers.IntegerField(
+        min_value=0, max_value=86400, required=False, help_text="0 turns time limits off."
+    )
+    turn_cap = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+    base = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    tongits = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    draw_won_challenged = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    per_ace = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    per_secret_set = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    burned_penalty = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": list(RuleSet.PRESETS)},
+            {"$ref": "#/components/schemas/RuleOptions"},
+        ],
+        "description": 'A preset name ("standard", "house") or options over a preset.',
+    }
+)
+class RulesField(serializers.Field):
+    """A preset name or an object of options; the service checks the values."""
+
+    default_error_messages = {"type": "Give a preset name or an object of rule options."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            return data
+        if isinstance(data, dict):
+            options = RuleOptionsSerializer(data=data)
+            options.is_valid(raise_exception=True)
+            unknown = sorted(set(data) - set(options.fields))
+            if unknown:
+                raise serializers.ValidationError(f"Unknown rule options: {', '.join(unknown)}.")
+            return dict(options.validated_data)
+        self.fail("type")
+
+    def to_representation(self, value):
+        return value
+
+
+class SeatInputSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["user", "open", "bot"],
+        help_text='"user": you (or the user named by username), "open": anyone may join, '
+        '"bot": a bot of the given level.',
+    )
+    username = serializers.CharField(
+        max_length=150, required=False, help_text='With kind "user": seat this user now.'
+    )
+    level = serializers.ChoiceField(choices=BOT_LEVELS, required=False, default="normal")
+
+
+class TableCreateInputSerializer(serializers.Serializer):
+    rules = RulesField(required=False, default="standard")
+    seats = SeatInputSerializer(
+        many=True,
+        required=False,
+        min_length=3,
+        max_length=3,
+        help_text="Exactly three; default: you and two open seats.",
+    )
+
+
+class TableJoinInputSerializer(serializers.Serializer):
+    seat = serializers.IntegerField(
+        min_value=0,
+        max_value=2,
+        required=False,
+        allow_null=True,
+        help_text="A particular open seat; default: the first open one.",
+    )
+
+
+class TableListQuerySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Game.Status.values, default=Game.Status.WAITING)
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+
+
+class SeatOutputSerializer(serializers.Serializer):
+    seat = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=["user", "open", "bot"])
+    user_id = serializers.IntegerField(required=False)
+    username = serializers.CharField(required=False)
+    level = serializers.CharField(required=False)
+
+
+class TableOutputSerializer(serializers.Serializer):
+    """A table (its id is also the game's id once started)."""
+
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=Game.Status.values)
+    rules = RuleOptionsSerializer()
+    seats = SeatOutputSerializer(many=True)
+    created_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    version = serializers.IntegerField()
+    phase = serializers.ChoiceField(choices=PHASES)
+    round = serializers.IntegerField()
+    current_seat = serializers.IntegerField(allow_null=True)
+    turn_deadline = serializers.DateTimeField(allow_null=True)
+    winner_seat = serializers.IntegerField(allow_null=True)
+
+
+# ---------------------------------------------------------------- commands
+
+
+class CommandSchemaSerializer(serializers.Serializer):
+    """A command (DESIGN.md): ``type`` plus the fields that type needs."""
+
+    type = serializers.ChoiceField(choices=COMMAND_TYPES)
+    cards = serializers.ListField(
+        child=serializers.CharField(help_text=CARD_HELP),
+        required=False,
+        help_text="meld / take_discard: the hand cards of the new meld.",
+    )
+    card = serializers.CharField(required=False, help_text=f"lay_off / discard. {CARD_HELP}")
+    meld_id = serializers.IntegerField(required=False, help_text="lay_off / take_discard.")
+    hidden = serializers.BooleanField(required=False, help_text="meld: a secret set.")
+
+
+@extend_schema_field(CommandSchemaSerializer)
+class CommandField(serializers.DictField):
+    """Any JSON object: the rules core validates it (and answers 422 with a code)."""
+
+
+class CommandInputSerializer(serializers.Serializer):
+    command = CommandField()
+    expected_version = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_VERSION,
+        help_text="The version your view showed; 409 stale_version if the game moved on.",
+    )
+    seat = serializers.IntegerField(
+        min_value=0,
+        max_value=2,
+        required=False,
+        allow_null=True,
+        help_text="Optional: the seat you act for (403 not_your_seat if it is not yours).",
+    )
+
+
+class EventsQuerySerializer(serializers.Serializer):
+    after = serializers.IntegerField(
+        min_value=0, max_value=MAX_VERSION, default=0, help_text="Events with seq > after."
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=1000)
+
+
+class ReplayQuerySerializer(serializers.Serializer):
+    at = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_VERSION,
+        required=False,
+        help_text="Step (number of events); default: the latest.",
+    )
+
+
+# ---------------------------------------------------------------- game payloads (documentation)
+
+
+class MeldSerializer(serializers.Serializer):
+    meld_id = serializers.IntegerField()
+    owner = serializers.IntegerField()
+    kind = serializers.CharField(help_text='"set" or "run".')
+    cards = serializers.ListField(
+        child=serializers.CharField(), allow_null=True, help_text="null: another's secret set."
+    )
+    hidden = serializers.BooleanField()
+    size = serializers.IntegerField()
+
+
+class DrawCallSerializer(serializers.Serializer):
+    caller = serializers.IntegerField()
+    answers = serializers.ListField(child=serializers.DictField())
+
+
+class PlayerViewSerializer(serializers.Serializer):
+    """The game as one seat sees it (``games.rules.player_view``)."""
+
+    seat = serializers.IntegerField(allow_null=True)
+    phase = serializers.ChoiceField(choices=PHASES)
+    round = serializers.IntegerField()
+    dealer = serializers.IntegerField()
+    turn = serializers.IntegerField(allow_null=True, help_text="Seat to act or to answer.")
+    hand = serializers.ListField(child=serializers.CharField(), help_text="Your cards.")
+    deadwood = serializers.IntegerField(allow_null=True)
+    melds = MeldSerializer(many=True)
+    discard_pile = serializers.ListField(child=serializers.CharField(), help_text="Top last.")
+    stock_count = serializers.IntegerField()
+    hand_counts = serializers.ListField(child=serializers.IntegerField())
+    opened = serializers.ListField(child=serializers.BooleanField())
+    blocked = serializers.ListField(child=serializers.IntegerField())
+    turns = serializers.IntegerField()
+    round_wins = serializers.ListField(child=serializers.IntegerField())
+    chips = serializers.ListField(child=serializers.IntegerField())
+    last_round = serializers.DictField(allow_null=True, help_text="The last round_ended.")
+    match_winner = serializers.IntegerField(allow_null=True)
+    draw_call = DrawCallSerializer(allow_null=True)
+    rules = RuleOptionsSerializer()
+    hands = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Every hand, once the round is over.",
+    )
+    stock = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Revealed views only."
+    )
+
+
+class GamePayloadSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=Game.Status.values)
+    version = serializers.IntegerField(help_text="Send it back as expected_version.")
+    seat = serializers.IntegerField(allow_null=True, help_text="Your seat (null: not playing).")
+    turn_deadline = serializers.DateTimeField(allow_null=True)
+    seats = SeatOutputSerializer(many=True)
+    view = PlayerViewSerializer()
+    legal_commands = CommandSchemaSerializer(many=True, help_text="Every command you may send.")
+    revealed = PlayerViewSerializer(
+        required=False, help_text="After the match: everything (every hand, the stock)."
+    )
+
+
+class EventItemSerializer(serializers.Serializer):
+    seq = serializers.IntegerField()
+    type = serializers.CharField()
+    actor = serializers.CharField()
+    recorded_at = serializers.DateTimeField()
+    data = serializers.DictField(help_text="The event, with fields hidden from you removed.")
+
+
+class CommandResultSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    events = EventItemSerializer(many=True, help_text="The events your command caused.")
+    game = GamePayloadSerializer()
+
+
+class EventFeedSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    seat = serializers.IntegerField(allow_null=True)
+    events = EventItemSerializer(many=True)
+    more = serializers.BooleanField(help_text="More events follow: ask again after the last seq.")
+
+
+class ReplaySerializer(serializers.Serializer):
+    at = serializers.IntegerField()
+    version = serializers.IntegerField()
+    seat = serializers.IntegerField(allow_null=True)
+    revealed = serializers.BooleanField()
+    view = PlayerViewSerializer()
+
+
+class RoundAuditSerializer(serializers.Serializer):
+    round = serializers.IntegerField(allow_null=True)
+    seq = serializers.IntegerField()
+    deck_commitment = serializers.CharField(allow_null=True)
+    commitment_ok = serializers.BooleanField()
+    salt = serializers.CharField(required=False, allow_null=True)
+    hands = serializers.JSONField(required=False)
+    stock = serializers.JSONField(required=False)
+
+
+class AuditSerializer(serializers.Serializer):
+    game_id = serializers.UUIDField()
+    version = serializers.IntegerField()
+    revealed = serializers.BooleanField()
+    chain_ok = serializers.BooleanField()
+    first_broken_seq = serializers.IntegerField(allow_null=True)
+    rounds = RoundAuditSerializer(many=True)
+    commitments_ok = serializers.BooleanField()
+    snapshot_ok = serializers.BooleanField(allow_null=True)

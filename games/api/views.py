@@ -1,0 +1,233 @@
+"""Thin views of the games API: validate the request, call a service or selector, answer.
+
+One APIView per operation, each with ``extend_schema`` so ``/api/schema/`` documents its request,
+answers and errors. Table ids and game ids are the same UUID.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games import selectors, services
+from games.api.serializers import (
+    AuditSerializer,
+    CommandInputSerializer,
+    CommandResultSerializer,
+    EventFeedSerializer,
+    EventsQuerySerializer,
+    GamePayloadSerializer,
+    ReplayQuerySerializer,
+    ReplaySerializer,
+    TableCreateInputSerializer,
+    TableJoinInputSerializer,
+    TableListQuerySerializer,
+    TableOutputSerializer,
+)
+from tongits_site.api_errors import ApiError, error_responses
+
+TABLES = ["tables"]
+GAMES = ["games"]
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENCY_MAX = 255
+
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    IDEMPOTENCY_HEADER,
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Any unique string up to 255 printable ASCII characters. Sending the same "
+    "request again with the same key returns the first answer and appends nothing.",
+)
+
+
+def _table(game_id: uuid.UUID) -> dict:
+    return TableOutputSerializer(selectors.table_dict(selectors.table_get(game_id=game_id))).data
+
+
+class TablesApi(APIView):
+    @extend_schema(
+        operation_id="tables_create",
+        summary="Create a table (rules preset or options; seats: you, open, users or bots)",
+        tags=TABLES,
+        request=TableCreateInputSerializer,
+        responses={201: TableOutputSerializer, **error_responses(400, 401, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        data = TableCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        game = services.table_create(user=request.user, **data.validated_data)
+        return Response(_table(game.pk), status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="tables_list",
+        summary="List tables, newest first (default: open tables waiting for players)",
+        tags=TABLES,
+        parameters=[TableListQuerySerializer],
+        responses={200: TableOutputSerializer(many=True), **error_responses(400, 401)},
+    )
+    def get(self, request: Request) -> Response:
+        query = TableListQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        games = selectors.table_list(**query.validated_data)
+        return Response(TableOutputSerializer(map(selectors.table_dict, games), many=True).data)
+
+
+class TableDetailApi(APIView):
+    @extend_schema(
+        operation_id="tables_retrieve",
+        summary="One table: rules, seats, status",
+        tags=TABLES,
+        responses={200: TableOutputSerializer, **error_responses(401, 404)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        return Response(_table(game_id))
+
+
+class TableJoinApi(APIView):
+    @extend_schema(
+        operation_id="tables_join",
+        summary="Take an open seat at a table that has not started",
+        tags=TABLES,
+        request=TableJoinInputSerializer,
+        responses={200: TableOutputSerializer, **error_responses(400, 401, 404, 409, 415)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        data = TableJoinInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        seat = data.validated_data.get("seat")
+        services.table_join(game_id=game_id, user=request.user, seat=seat)
+        return Response(_table(game_id))
+
+
+class TableLeaveApi(APIView):
+    @extend_schema(
+        operation_id="tables_leave",
+        summary="Give up your seat before the start",
+        tags=TABLES,
+        request=None,
+        responses={200: TableOutputSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        services.table_leave(game_id=game_id, user=request.user)
+        return Response(_table(game_id))
+
+
+class TableStartApi(APIView):
+    @extend_schema(
+        operation_id="tables_start",
+        summary="Start the match (every seat taken): deals the first round",
+        tags=TABLES,
+        request=None,
+        responses={200: TableOutputSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        services.table_start(game_id=game_id, user=request.user)
+        return Response(_table(game_id))
+
+
+class GameApi(APIView):
+    @extend_schema(
+        operation_id="games_retrieve",
+        summary="Your view of a game: hand, table, counts, turn, version, deadline, legal commands",
+        tags=GAMES,
+        responses={200: GamePayloadSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        return Response(selectors.game_view(game_id=game_id, user=request.user))
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not 1 <= len(key) <= IDEMPOTENCY_MAX or not all(" " <= ch <= "~" for ch in key):
+        raise ApiError(
+            f"{IDEMPOTENCY_HEADER} must be 1 to {IDEMPOTENCY_MAX} printable ASCII characters.",
+            code="invalid_idempotency_key",
+        )
+    return key
+
+
+class GameCommandsApi(APIView):
+    @extend_schema(
+        operation_id="games_command",
+        summary="Play a command for your seat",
+        description=(
+            "Body: the command and the version your view showed. Errors: 400 malformed body, "
+            "403 `not_a_player` / `not_your_seat`, 404, 409 `stale_version` (the body carries "
+            "the current `version`) or `not_started`, 422 a move the rules refuse (the rules "
+            "core's code: `not_your_turn`, `card_not_in_hand`, `invalid_meld`, ...) or "
+            "`idempotency_key_reused`."
+        ),
+        tags=GAMES,
+        parameters=[IDEMPOTENCY_PARAMETER],
+        request=CommandInputSerializer,
+        responses={
+            200: CommandResultSerializer,
+            **error_responses(400, 401, 403, 404, 409, 415, 422),
+        },
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        key = _idempotency_key(request)
+        data = CommandInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.submit_command(
+            game_id=game_id,
+            user=request.user,
+            command=data.validated_data["command"],
+            expected_version=data.validated_data["expected_version"],
+            seat=data.validated_data.get("seat"),
+            idempotency_key=key,
+        )
+        headers = {"Idempotent-Replayed": "true"} if result.replayed else None
+        return Response(result.body, status=result.status, headers=headers)
+
+
+class GameEventsApi(APIView):
+    @extend_schema(
+        operation_id="games_events",
+        summary="Events after seq N, redacted for you (seq and type always kept)",
+        tags=GAMES,
+        parameters=[EventsQuerySerializer],
+        responses={200: EventFeedSerializer, **error_responses(400, 401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        query = EventsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(
+            selectors.event_feed(game_id=game_id, user=request.user, **query.validated_data)
+        )
+
+
+class GameReplayApi(APIView):
+    @extend_schema(
+        operation_id="games_replay",
+        summary="The game at step N: your view during play, everything after the match",
+        tags=GAMES,
+        parameters=[ReplayQuerySerializer],
+        responses={200: ReplaySerializer, **error_responses(400, 401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        query = ReplayQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(
+            selectors.replay(game_id=game_id, user=request.user, at=query.validated_data.get("at"))
+        )
+
+
+class GameAuditApi(APIView):
+    @extend_schema(
+        operation_id="games_audit",
+        summary="Verify the hash chain, every deal's commitment and the snapshot",
+        tags=GAMES,
+        responses={200: AuditSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        return Response(selectors.audit(game_id=game_id, user=request.user))

@@ -1,0 +1,160 @@
+"""The event store's tables: games (a projection), their seats, events (the truth), idempotency.
+
+``Event`` rows are append-only: a PostgreSQL trigger (migration 0002) rejects UPDATE, DELETE and
+TRUNCATE, and each row carries a hash chained to the previous one, so an edit made around the
+trigger is still visible (``games.store.verify_chain``). ``Game`` is a projection kept in step
+with the events inside the append transaction: lists, the sweeper and the lock read it; it is
+never the truth. Its ``snapshot`` column is the rules state at ``version`` so a move loads one
+row instead of re-folding the stream.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Game(models.Model):
+    """One table of three seats playing one match; the row every append locks."""
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", "waiting for players"
+        ACTIVE = "active", "being played"
+        FINISHED = "finished", "match over"
+        ABANDONED = "abandoned", "abandoned before the start"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.WAITING)
+    rules = models.JSONField(help_text="RuleSet.to_dict() of the table's variant.")
+    version = models.PositiveIntegerField(default=0, help_text="Number of events appended.")
+    phase = models.CharField(max_length=16, default="dealing")
+    round = models.PositiveIntegerField(default=0)
+    current_seat = models.SmallIntegerField(null=True, blank=True)
+    turn_deadline = models.DateTimeField(null=True, blank=True)
+    winner_seat = models.SmallIntegerField(null=True, blank=True)
+    # state_to_dict() of the state at ``version``: secret (hands, stock, salt); never serialize it.
+    snapshot = models.JSONField(null=True, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "-created_at"], name="games_game_status_created"),
+            # The sweeper's question: whose turn is past its deadline?
+            models.Index(
+                fields=["turn_deadline"],
+                name="games_game_active_deadline",
+                condition=Q(status="active"),
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(current_seat__isnull=True)
+                | Q(current_seat__gte=0, current_seat__lte=2),
+                name="games_game_current_seat_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"game {self.id} ({self.status}, v{self.version})"
+
+
+class Seat(models.Model):
+    """A place at a table: open (no user, no bot), a user's, or a bot's."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    index = models.PositiveSmallIntegerField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="seats",
+    )
+    bot_level = models.CharField(max_length=16, blank=True, default="", help_text="Bot seats.")
+    joined_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "index"], name="games_seat_unique_index"),
+            models.UniqueConstraint(
+                fields=["game", "user"],
+                condition=Q(user__isnull=False),
+                name="games_seat_one_per_user",
+            ),
+            models.CheckConstraint(condition=Q(index__lte=2), name="games_seat_index_range"),
+            models.CheckConstraint(
+                condition=Q(user__isnull=True) | Q(bot_level=""),
+                name="games_seat_user_or_bot",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"seat {self.index} of {self.game_id} ({self.kind})"
+
+    @property
+    def kind(self) -> str:
+        if self.bot_level:
+            return "bot"
+        return "user" if self.user_id else "open"
+
+
+class Event(models.Model):
+    """One fact of a game, append-only and hash-chained (see ``games.store``)."""
+
+    id = models.BigAutoField(primary_key=True)
+    # PROTECT: deleting a game would delete its events, which the trigger forbids anyway.
+    game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="events")
+    seq = models.PositiveIntegerField(help_text="1, 2, 3 ... within the game.")
+    type = models.CharField(max_length=32)
+    data = models.JSONField(help_text="event_to_dict() of the event, with its 'type'.")
+    actor = models.CharField(max_length=64, help_text='"user:<id>", "bot:<level>" or "system".')
+    recorded_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["game", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "seq"], name="games_event_unique_seq"),
+            models.CheckConstraint(condition=Q(seq__gte=1), name="games_event_seq_positive"),
+        ]
+        indexes = [models.Index(fields=["type"], name="games_event_type")]
+
+    def __str__(self) -> str:
+        return f"{self.game_id}#{self.seq} {self.type}"
+
+
+class IdempotencyRecord(models.Model):
+    """The first answer to a command sent with an ``Idempotency-Key``, replayed on a retry.
+
+    Written in the same transaction as the events it reports, so it exists if and only if that
+    command was appended. ``response_body`` is the JSON text (not JSONB, which reorders keys) so
+    a retry gets the very same bytes.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="+")
+    fingerprint = models.CharField(max_length=64, help_text="sha256 of the canonical request.")
+    response_status = models.PositiveSmallIntegerField()
+    response_body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key"], name="games_idempotency_unique_key"),
+        ]
+        indexes = [models.Index(fields=["created_at"], name="games_idempotency_created")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}:{self.key}"

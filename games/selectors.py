@@ -1,0 +1,300 @@
+"""Reads of games (HackSoft styleguide: selectors read, services write).
+
+Every answer about a running game is shaped for one seat by the rules core (``player_view``,
+``redact_event``): this module decides *who* is asking, never *what* a seat may see. The game
+row's ``snapshot`` holds hands, stock and salt, so it never leaves this module unredacted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+
+from games import store
+from games.models import Event, Game, Seat
+from games.rules import (
+    CARD_CODES,
+    GameState,
+    deck_commitment,
+    legal_commands,
+    player_view,
+    redact_event,
+    state_to_dict,
+)
+from tongits_site.api_errors import ApiError
+
+FEED_LIMIT = 1000
+
+
+class NotAPlayer(ApiError):
+    status_code = 403
+    default_code = "not_a_player"
+    default_detail = "You do not sit at this game."
+
+
+class NotStarted(ApiError):
+    status_code = 409
+    default_code = "not_started"
+    default_detail = "The game has not started yet: its table is still waiting for players."
+
+
+class TableNotFound(ApiError):
+    status_code = 404
+    default_code = "not_found"
+    default_detail = "No such table."
+
+
+def iso(value: datetime | None) -> str | None:
+    """Datetimes as they appear in stored bodies (strings, so a replayed body is identical)."""
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _with_seats(qs: QuerySet[Game]) -> QuerySet[Game]:
+    return qs.select_related("created_by").prefetch_related(
+        Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index"))
+    )
+
+
+def table_list(
+    *, status: str | None = Game.Status.WAITING, limit: int = 50, offset: int = 0
+) -> list[Game]:
+    """Tables, newest first; by default the open ones (waiting for players)."""
+    qs = Game.objects.all()
+    if status:
+        qs = qs.filter(status=status)
+    return list(_with_seats(qs.order_by("-created_at", "id"))[offset : offset + limit])
+
+
+def table_get(*, game_id: uuid.UUID | str) -> Game:
+    try:
+        return _with_seats(Game.objects.all()).get(pk=game_id)
+    except (Game.DoesNotExist, ValueError):
+        raise TableNotFound() from None
+
+
+def seat_entries(game: Game) -> list[dict[str, Any]]:
+    """Who sits where, as the API shows it (user seats with id and username)."""
+    out = []
+    for seat in game.seats.all():
+        entry: dict[str, Any] = {"seat": seat.index, "kind": seat.kind}
+        if seat.user_id:
+            entry["user_id"] = seat.user_id
+            entry["username"] = seat.user.username
+        if seat.bot_level:
+            entry["level"] = seat.bot_level
+        out.append(entry)
+    return out
+
+
+def user_seat_at_table(game: Game, user: Any) -> int | None:
+    for seat in game.seats.all():
+        if user is not None and seat.user_id == user.pk:
+            return seat.index
+    return None
+
+
+# ---------------------------------------------------------------- who is asking
+
+
+def seat_of(state: GameState, user: Any) -> int | None:
+    """The seat the user plays at this game, from ``game_started`` (the truth, not the rows)."""
+    if user is None or not getattr(user, "pk", None):
+        return None
+    for index, seat in enumerate(state.seats):
+        if seat.get("kind") == "user" and seat.get("user_id") == user.pk:
+            return index
+    return None
+
+
+def _access(game: Game, user: Any) -> tuple[GameState, int | None, bool]:
+    """(state, the caller's seat, reveal all?) or an error: players only until the match ends."""
+    state = store.state_of(game)
+    if state is None:
+        raise NotStarted()
+    seat = seat_of(state, user)
+    reveal = game.status == Game.Status.FINISHED
+    if seat is None and not reveal:
+        raise NotAPlayer()
+    return state, seat, reveal
+
+
+def public_seats(state: GameState) -> list[dict[str, Any]]:
+    out = []
+    for index, seat in enumerate(state.seats):
+        entry = {"seat": index, "kind": seat.get("kind", "user")}
+        for key in ("user_id", "username", "level"):
+            if key in seat:
+                entry[key] = seat[key]
+        out.append(entry)
+    return out
+
+
+# ---------------------------------------------------------------- game view
+
+
+def revealed_view(state: GameState) -> dict[str, Any]:
+    """Everything at this step: every hand, the stock in order, secret sets face up."""
+    view = player_view(state, None)
+    own = [player_view(state, s) for s in range(3)]
+    view["hands"] = [v["hand"] for v in own]
+    view["stock"] = [CARD_CODES[c] for c in state.stock]
+    for meld in view["melds"]:
+        if meld["cards"] is None:
+            owner_meld = next(
+                m for m in own[meld["owner"]]["melds"] if m["meld_id"] == meld["meld_id"]
+            )
+            meld["cards"] = owner_meld["cards"]
+    return view
+
+
+def game_payload(game: Game, state: GameState, seat: int | None) -> dict[str, Any]:
+    """The caller's whole picture of a game: view, version, deadline and legal commands."""
+    return {
+        "id": str(game.pk),
+        "status": game.status,
+        "version": state.version,
+        "seat": seat,
+        "turn_deadline": iso(game.turn_deadline),
+        "seats": public_seats(state),
+        "view": player_view(state, seat),
+        "legal_commands": legal_commands(state, seat) if seat is not None else [],
+    }
+
+
+def game_view(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
+    """GET /games/{id}: the game as the caller's seat sees it (after the match: revealed)."""
+    game = store.get_game(game_id)
+    state, seat, reveal = _access(game, user)
+    payload = game_payload(game, state, seat)
+    if reveal:
+        payload["revealed"] = revealed_view(state)
+    return payload
+
+
+# ---------------------------------------------------------------- events
+
+
+def feed_item(row: Event, seat: int | None, reveal: bool) -> dict[str, Any]:
+    """One event as a seat may see it: seq and type always, hidden fields removed."""
+    return {
+        "seq": row.seq,
+        "type": row.type,
+        "actor": row.actor,
+        "recorded_at": iso(row.recorded_at),
+        "data": redact_event(row.data, seat, reveal=reveal),
+    }
+
+
+def event_feed(
+    *, game_id: uuid.UUID | str, user: Any, after: int = 0, limit: int = FEED_LIMIT
+) -> dict[str, Any]:
+    """Events with seq > ``after`` redacted for the caller (an empty list at once if none)."""
+    game = store.get_game(game_id)
+    state, seat, reveal = _access(game, user)
+    rows = list(store.load_events(game.pk, after=after, upto=state.version)[:limit])
+    return {
+        "version": state.version,
+        "seat": seat,
+        "events": [feed_item(row, seat, reveal) for row in rows],
+        "more": bool(rows) and rows[-1].seq < state.version,
+    }
+
+
+# ---------------------------------------------------------------- replay and audit
+
+
+class BadStep(ApiError):
+    default_code = "invalid"
+    default_detail = "No such step."
+
+
+def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dict[str, Any]:
+    """The game after its first ``at`` events: the caller's view, or all of it after the match."""
+    game = store.get_game(game_id)
+    state, seat, reveal = _access(game, user)
+    at = state.version if at is None else at
+    if not 1 <= at <= state.version:
+        raise BadStep(
+            f"'at' must be between 1 and {state.version}.", extra={"version": state.version}
+        )
+    past = state if at == state.version else store.fold_from_zero(game.pk, upto=at)
+    return {
+        "at": at,
+        "version": state.version,
+        "seat": seat,
+        "revealed": reveal,
+        "view": revealed_view(past) if reveal else player_view(past, seat),
+    }
+
+
+def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
+    """Check the hash chain, every deal's commitment and the snapshot against a fold from zero.
+
+    While the match runs the answer holds verdicts only; after it, each deal's salt, hands and
+    stock too, so anyone can recompute the commitments.
+    """
+    game = store.get_game(game_id)
+    state, seat, reveal = _access(game, user)
+    broken = store.verify_chain(game.pk)
+    rounds = []
+    for row in store.load_events(game.pk, upto=state.version).filter(type="round_started"):
+        data = row.data if isinstance(row.data, dict) else {}
+        entry: dict[str, Any] = {
+            "round": data.get("round"),
+            "seq": row.seq,
+            "deck_commitment": data.get("deck_commitment"),
+            "commitment_ok": _commitment_ok(data),
+        }
+        if reveal:
+            entry.update(salt=data.get("salt"), hands=data.get("hands"), stock=data.get("stock"))
+        rounds.append(entry)
+    snapshot_ok = None
+    if broken is None:
+        try:
+            snapshot_ok = state_to_dict(store.fold_from_zero(game.pk)) == game.snapshot
+        except Exception:  # a stream that does not fold is reported, not raised
+            snapshot_ok = False
+    return {
+        "game_id": str(game.pk),
+        "version": game.version,
+        "revealed": reveal,
+        "chain_ok": broken is None,
+        "first_broken_seq": broken,
+        "rounds": rounds,
+        "commitments_ok": all(r["commitment_ok"] for r in rounds),
+        "snapshot_ok": snapshot_ok,
+    }
+
+
+def _commitment_ok(data: dict[str, Any]) -> bool:
+    try:
+        hands, stock = data["hands"], data["stock"]
+        return deck_commitment(data["salt"], hands, stock) == data["deck_commitment"]
+    except (KeyError, TypeError, IndexError):
+        return False
+
+
+def table_dict(game: Game) -> dict[str, Any]:
+    """A table as the API lists it: public facts only (never the snapshot)."""
+    return {
+        "id": game.pk,
+        "status": game.status,
+        "rules": game.rules,
+        "seats": seat_entries(game),
+        "created_by": game.created_by.username if game.created_by else None,
+        "created_at": game.created_at,
+        "started_at": game.started_at,
+        "finished_at": game.finished_at,
+        "version": game.version,
+        "phase": game.phase,
+        "round": game.round,
+        "current_seat": game.current_seat,
+        "turn_deadline": game.turn_deadline,
+        "winner_seat": game.winner_seat,
+    }
