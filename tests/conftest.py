@@ -54,6 +54,16 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
         )
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """One test database per checkout, so two clones (or a clone and CI) never share one."""
+    import hashlib
+
+    db = settings.DATABASES["default"]
+    tag = hashlib.sha256(str(settings.BASE_DIR).encode()).hexdigest()[:8]
+    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{tag}"
+
+
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
