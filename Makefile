@@ -8,8 +8,8 @@ STAMP := $(VENV)/.installed
 .PHONY: help install run test lint bench simulate
 
 help:
-	@echo "make run       migrate and serve the API on 0.0.0.0:8000"
-	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it)"
+	@echo "make run       web + Celery worker + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
+	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it) + smoke test"
 	@echo "make lint      ruff check, ruff format --check, import contracts"
 	@echo "make bench     rules core benchmark"
 	@echo "make simulate  100 bot matches, seed 1"
@@ -25,14 +25,14 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# Web (gunicorn), Celery worker and beat; embedded PostgreSQL unless DATABASE_URL is set.
 run: $(STAMP)
-	$(PY) -m tongits_site.ensure_db
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py runserver 0.0.0.0:8000
+	$(PY) -m tongits_site.stack
 
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
+	$(PY) scripts/smoke.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

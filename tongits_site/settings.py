@@ -8,7 +8,15 @@ Variables (defaults suit a developer machine; production must set the first thre
     DATABASE_URL           postgres://postgres@127.0.0.1:5432/tongits
     DATABASE_CONN_MAX_AGE  seconds to keep a database connection open (default 60)
     CELERY_BROKER_URL      redis://127.0.0.1:6379/0
+    CELERY_RESULT_BACKEND  where task results go (default: none, results are not stored)
     LOG_LEVEL              INFO
+    TONGITS_VAR_DIR        runtime files: static files, beat schedule, embedded PostgreSQL (var/)
+    TONGITS_BOT_DELAY_SECONDS         pause before a bot moves, so people can follow (0.8)
+    TONGITS_NEXT_ROUND_DELAY_SECONDS  pause between a round's end and the next deal (3)
+    TONGITS_SWEEP_INTERVAL_SECONDS    period of the beat task that re-queues lost work (10)
+
+`python -m tongits_site.stack` (`make run`) fills in DATABASE_URL and CELERY_BROKER_URL with an
+embedded PostgreSQL when they are unset; the defaults below apply to everything else.
 """
 
 import os
@@ -28,6 +36,17 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return float(value)
+
+
+# Runtime files (git-ignored); the image points it at a directory its user may write.
+VAR_DIR = Path(os.environ.get("TONGITS_VAR_DIR") or BASE_DIR / "var")
 
 
 # The "django-insecure-" prefix makes `manage.py check --deploy` flag the default key.
@@ -82,8 +101,9 @@ WSGI_APPLICATION = "tongits_site.wsgi.application"
 ASGI_APPLICATION = "tongits_site.asgi.application"
 
 DATABASES = {
-    "default": dj_database_url.config(
-        default="postgres://postgres@127.0.0.1:5432/tongits",
+    # Read explicitly (not dj_database_url.config) so tests/test_compose.py finds the variable.
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tongits"),
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
         conn_health_checks=True,
     )
@@ -104,7 +124,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "var" / "static"
+STATIC_ROOT = VAR_DIR / "static"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -134,10 +154,20 @@ SPECTACULAR_SETTINGS = {
 # --- Celery ------------------------------------------------------------------------------------
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Empty means no result backend: game tasks are fire-and-forget, their effects are events.
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
+
+# --- Game timing (seconds; tests set the delays to 0) -----------------------------------------
+
+TONGITS_BOT_DELAY_SECONDS = env_float("TONGITS_BOT_DELAY_SECONDS", 0.8)
+TONGITS_NEXT_ROUND_DELAY_SECONDS = env_float("TONGITS_NEXT_ROUND_DELAY_SECONDS", 3.0)
+TONGITS_SWEEP_INTERVAL_SECONDS = env_float("TONGITS_SWEEP_INTERVAL_SECONDS", 10.0)
 
 # --- Logging -----------------------------------------------------------------------------------
 

