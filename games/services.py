@@ -315,26 +315,32 @@ def submit_command(
     """
     fingerprint = _fingerprint(game_id, seat, command, expected_version)
     keyed = user is not None and bool(idempotency_key)
-    if keyed:
+
+    def stored() -> CommandResult | None:
+        if not keyed:
+            return None
         record = IdempotencyRecord.objects.filter(user=user, key=idempotency_key).first()
-        if record is not None:
-            return _replay_record(record, game_id, fingerprint)
+        return _replay_record(record, game_id, fingerprint) if record is not None else None
+
+    if (result := stored()) is not None:
+        return result
 
     # Cheap refusals before taking the lock, so a crowd of stale requests does not queue on it.
     game = store.get_game(game_id)
     if game.version == 0:
         raise selectors.NotStarted()
     if game.version != expected_version:
-        state = store.state_of(game)
-        _actor_seat(state, user, seat)
+        # A record is committed with the version it produced: look again now that we have
+        # seen a newer version, or a twin request that just won would look like a conflict.
+        if (result := stored()) is not None:
+            return result
+        _actor_seat(store.state_of(game), user, seat)
         raise store.StaleVersion(expected_version, game.version)
 
     with transaction.atomic():
         locked = store.lock(game_id)
-        if keyed:
-            record = IdempotencyRecord.objects.filter(user=user, key=idempotency_key).first()
-            if record is not None:  # a twin request committed while we waited for the lock
-                return _replay_record(record, game_id, fingerprint)
+        if (result := stored()) is not None:  # a twin committed while we waited for the lock
+            return result
         game, state = locked.game, locked.state
         acting_seat, actor = _actor_seat(state, user, seat)
         if game.version != expected_version:

@@ -30,6 +30,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -103,6 +104,24 @@ def _messages(detail: Any, path: str = "") -> list[str]:
     return [f"{path}: {detail}" if path else str(detail)]
 
 
+def _fields(detail: Any, path: str = "", out: dict[str, list[str]] | None = None) -> dict:
+    """Validation errors as ``{field: [message, ...]}``; nested fields get dotted paths
+    (``seats.1.kind``), so the documented shape holds for nested serializers too."""
+    out = {} if out is None else out
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            sub = "" if key in ("non_field_errors", "__all__") else str(key)
+            _fields(value, f"{path}.{sub}" if path and sub else path or sub, out)
+    elif isinstance(detail, list) and any(isinstance(v, dict | list) for v in detail):
+        for index, value in enumerate(detail):
+            _fields(value, f"{path}[{index}]" if isinstance(value, dict | list) else path, out)
+    elif isinstance(detail, list):
+        out.setdefault(path or "non_field_errors", []).extend(str(v) for v in detail)
+    else:
+        out.setdefault(path or "non_field_errors", []).append(str(detail))
+    return out
+
+
 def _body(exc: exceptions.APIException) -> dict[str, Any]:
     if isinstance(exc, exceptions.ValidationError):
         body: dict[str, Any] = {
@@ -110,7 +129,7 @@ def _body(exc: exceptions.APIException) -> dict[str, Any]:
             "detail": " ".join(_messages(exc.detail)) or "Invalid input.",
         }
         if isinstance(exc.detail, dict):
-            body["fields"] = exc.detail
+            body["fields"] = _fields(exc.detail)
         return body
     if isinstance(exc, ApiError):
         return {**exc.extra, "code": exc.code, "detail": str(exc.detail)}
@@ -160,6 +179,7 @@ def _json(code: str, detail: str, status: int) -> JsonResponse:
     return JsonResponse({"code": code, "detail": detail}, status=status)
 
 
+@csrf_exempt  # a JSON 404 for any method; CSRF's HTML 403 would hide it on POST
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     return _json("not_found", f"No API endpoint at {request.path}.", 404)
 

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from games.rules import CARD_CODES, GameState, fold
 from games.rules.bots import GreedyBot
 from games.rules.cards import codes_of
@@ -105,3 +107,10 @@ def secrets(state: GameState | None, seat: int) -> set[str]:
         if meld.hidden and meld.owner != seat:
             out.update(codes_of(meld.mask))
     return out
+
+
+@pytest.fixture
+def fast_password_hashing(settings):
+    """These tests make many users; hashing each password with PBKDF2 would take most of the
+    time. Accounts' own tests keep the real hasher."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -13,6 +13,7 @@ from games.rules import state_to_dict
 from tests.api.games_support import (
     card_strings,
     choose,
+    fast_password_hashing,  # noqa: F401 (a fixture)
     game_url,
     get_view,
     post_command,
@@ -22,7 +23,7 @@ from tests.api.games_support import (
 )
 from tests.conftest import DEFAULT_PASSWORD
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
 
 MAX_COMMANDS = 5000
 

@@ -1,0 +1,241 @@
+"""The event store against the real PostgreSQL: append with expected version, hash chain,
+snapshot loads, append-only triggers, tamper detection and verify_events."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import DatabaseError, connection, transaction
+
+from games import services, store
+from games.models import Event, Game
+from games.rules import decide, legal_commands, state_to_dict
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def game(user_factory) -> Game:
+    """A started three-user game (game_started + round_started)."""
+    ann, ben, cy = user_factory(), user_factory(), user_factory()
+    table = services.table_create(
+        user=ann,
+        seats=[
+            {"kind": "user"},
+            {"kind": "user", "username": ben.username},
+            {"kind": "user", "username": cy.username},
+        ],
+    )
+    return services.table_start(game_id=table.pk, user=ann)
+
+
+def play(game_id, n: int) -> None:
+    """Append ``n`` moves of whoever is to act (the first legal command), through the store."""
+    for _ in range(n):
+        state = store.load(game_id)
+        seat = state.turn
+        command = legal_commands(state, seat)[0]
+        store.append(game_id, state.version, decide(state, seat, command), f"test:{seat}")
+
+
+def sql(statement: str, params=None) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def test_start_appends_game_started_and_the_first_deal(game):
+    rows = list(Event.objects.filter(game=game).order_by("seq"))
+    assert [(r.seq, r.type) for r in rows] == [(1, "game_started"), (2, "round_started")]
+    assert rows[0].actor.startswith("user:") and rows[1].actor == "system"
+    assert rows[0].prev_hash == store.GENESIS_HASH
+    assert rows[1].prev_hash == rows[0].hash
+    game.refresh_from_db()
+    assert game.version == 2 and game.status == Game.Status.ACTIVE and game.phase == "play"
+    assert game.current_seat == game.snapshot["dealer"] and game.turn_deadline is not None
+
+
+def test_append_assigns_consecutive_seqs_and_chains_the_hashes(game):
+    play(game.pk, 6)
+    rows = list(Event.objects.filter(game=game).order_by("seq"))
+    assert [r.seq for r in rows] == list(range(1, len(rows) + 1))
+    prev = store.GENESIS_HASH
+    for row in rows:
+        assert row.prev_hash == prev
+        assert row.hash == store.event_hash(
+            prev,
+            game_id=game.pk,
+            seq=row.seq,
+            actor=row.actor,
+            recorded_at=row.recorded_at,
+            data=row.data,
+        )
+        assert row.type == row.data["type"]
+        prev = row.hash
+    assert store.verify_chain(game.pk) is None
+
+
+def test_a_stale_expected_version_is_a_conflict_and_appends_nothing(game):
+    state = store.load(game.pk)
+    events = decide(state, state.turn, legal_commands(state, state.turn)[-1])
+    with pytest.raises(store.StaleVersion) as excinfo:
+        store.append(game.pk, state.version - 1, events, "test")
+    assert excinfo.value.status_code == 409 and excinfo.value.actual == state.version
+    with pytest.raises(store.StaleVersion):
+        store.append(game.pk, state.version + 1, events, "test")
+    assert Event.objects.filter(game=game).count() == state.version
+    store.append(game.pk, state.version, events, "test")
+    assert Game.objects.get(pk=game.pk).version == state.version + len(events)
+
+
+def test_load_reads_the_snapshot_row_only(game, django_assert_num_queries):
+    play(game.pk, 5)
+    with django_assert_num_queries(1):
+        state = store.load(game.pk)
+    assert state_to_dict(state) == state_to_dict(store.fold_from_zero(game.pk))
+    assert state.version == Game.objects.get(pk=game.pk).version
+
+
+def test_load_folds_from_zero_when_the_snapshot_is_missing_or_behind(game):
+    play(game.pk, 3)
+    expected = state_to_dict(store.load(game.pk))
+    Game.objects.filter(pk=game.pk).update(snapshot=None)
+    assert state_to_dict(store.load(game.pk)) == expected
+    stale = {**expected, "version": expected["version"] - 1}
+    Game.objects.filter(pk=game.pk).update(snapshot=stale)
+    assert state_to_dict(store.load(game.pk)) == expected
+
+
+def test_replay_prefix_is_a_fold_of_the_first_n_events(game):
+    play(game.pk, 4)
+    assert store.fold_from_zero(game.pk, upto=2).version == 2
+    assert [r.seq for r in store.load_events(game.pk, after=3, upto=5)] == [4, 5]
+
+
+def test_a_failing_append_leaves_no_trace(game, monkeypatch):
+    state = store.load(game.pk)
+    events = decide(state, state.turn, legal_commands(state, state.turn)[-1])
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("crash after the insert")
+
+    monkeypatch.setattr(store, "_project", broken)
+    with pytest.raises(RuntimeError):
+        store.append(game.pk, state.version, events, "test")
+    assert Event.objects.filter(game=game).count() == state.version
+    assert Game.objects.get(pk=game.pk).version == state.version
+
+
+def test_lock_outside_a_transaction_is_refused(game):
+    # pytest-django wraps tests in a transaction; step outside it to see the guard work.
+    with pytest.raises(RuntimeError), transaction.atomic(), _no_atomic():
+        store.lock(game.pk)
+
+
+class _no_atomic:
+    def __enter__(self):
+        self.saved = connection.in_atomic_block
+        connection.in_atomic_block = False
+
+    def __exit__(self, *exc):
+        connection.in_atomic_block = self.saved
+
+
+def test_a_missing_game_is_not_found():
+    import uuid
+
+    with pytest.raises(store.GameNotFound):
+        store.load(uuid.uuid4())
+
+
+# ---------------------------------------------------------------- append-only in the database
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE games_event SET data = '{}'::jsonb WHERE game_id = %s",
+        "UPDATE games_event SET actor = 'someone' WHERE game_id = %s AND seq = 1",
+        "DELETE FROM games_event WHERE game_id = %s",
+        "DELETE FROM games_event WHERE game_id = %s AND seq = 2",
+        "TRUNCATE games_event CASCADE",
+    ],
+)
+def test_raw_sql_cannot_change_or_remove_events(game, statement):
+    params = [game.pk] if "%s" in statement else None
+    # Run the test transaction's deferred FK checks now: TRUNCATE refuses to run while any are
+    # pending, and we want to see the trigger refuse it.
+    sql("SET CONSTRAINTS ALL IMMEDIATE")
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        sql(statement, params)
+    assert Event.objects.filter(game=game).count() == 2
+    assert store.verify_chain(game.pk) is None
+
+
+def test_the_orm_cannot_delete_events_or_games_either(game):
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        Event.objects.filter(game=game).delete()
+    from django.db.models import ProtectedError
+
+    with pytest.raises(ProtectedError):
+        Game.objects.filter(pk=game.pk).delete()
+
+
+def tamper(statement: str, params) -> None:
+    """Change events the way only a table owner can: with the row trigger switched off.
+
+    (Deferred FK checks of the test's own transaction must run first: PostgreSQL refuses to
+    ALTER a table with pending trigger events.)"""
+    sql("SET CONSTRAINTS ALL IMMEDIATE")
+    sql("ALTER TABLE games_event DISABLE TRIGGER games_event_no_update_delete")
+    sql(statement, params)
+    sql("ALTER TABLE games_event ENABLE TRIGGER games_event_no_update_delete")
+
+
+@pytest.mark.parametrize(
+    ("statement", "broken"),
+    [
+        (
+            "UPDATE games_event SET data = jsonb_set(data, '{seat}', '7') WHERE game_id = %s "
+            "AND seq = 4",
+            4,
+        ),
+        ("UPDATE games_event SET actor = 'user:999' WHERE game_id = %s AND seq = 3", 3),
+        (
+            "UPDATE games_event SET recorded_at = recorded_at - interval '1 hour' "
+            "WHERE game_id = %s AND seq = 5",
+            5,
+        ),
+        ("UPDATE games_event SET type = 'folded' WHERE game_id = %s AND seq = 4", 4),
+        ("DELETE FROM games_event WHERE game_id = %s AND seq = 3", 3),
+        ("DELETE FROM games_event WHERE game_id = %s AND seq = 6", 6),
+    ],
+)
+def test_an_edit_around_the_trigger_breaks_the_chain_at_that_seq(game, statement, broken):
+    play(game.pk, 4)  # seqs 3..6
+    assert store.verify_chain(game.pk) is None
+    tamper(statement, [game.pk])
+    assert store.verify_chain(game.pk) == broken
+
+
+def test_verify_events_names_the_broken_game_and_seq(game, user_factory):
+    sound = services.table_create(
+        user=user_factory(), seats=[{"kind": "user"}, {"kind": "bot"}, {"kind": "bot"}]
+    )
+    services.table_start(game_id=sound.pk, user=sound.created_by)
+    play(game.pk, 3)
+    out = StringIO()
+    call_command("verify_events", stdout=out)
+    assert "every chain is sound" in out.getvalue()
+
+    tamper(
+        "UPDATE games_event SET data = jsonb_set(data, '{tampered}', 'true') "
+        "WHERE game_id = %s AND seq = 3",
+        [game.pk],
+    )
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 of 2 games"):
+        call_command("verify_events", stdout=out)
+    assert f"BROKEN game {game.pk}: first broken seq 3" in out.getvalue()
+    assert str(sound.pk) not in out.getvalue()
