@@ -71,10 +71,11 @@ def play_match(clients, game_id, record):
     return commands
 
 
-def test_three_users_play_a_whole_match_over_http(api_client):
+@pytest.mark.parametrize("rules", ["standard", "house"])
+def test_three_users_play_a_whole_match_over_http(api_client, rules):
     started = time.monotonic()
     clients = [register(api_client, name) for name in ("ana", "ben", "cora")]
-    game_id = start_game(clients, rules="standard")
+    game_id = start_game(clients, rules=rules)
     responses: list[tuple[int, dict]] = []
     commands = play_match(clients, game_id, lambda seat, body: responses.append((seat, body)))
 
@@ -96,7 +97,7 @@ def test_three_users_play_a_whole_match_over_http(api_client):
     # another's secret set, as they stood at that moment (the event's seq, or the body's version).
     rows = list(Event.objects.filter(game=game).order_by("seq").values_list("data", flat=True))
     states = states_by_version(rows)
-    scanned = 0
+    scanned = controls = 0
     for seat, body in responses:
         version = body.get("version") or body["game"]["version"]
         if states[version].phase == "match_over":
@@ -108,7 +109,14 @@ def test_three_users_play_a_whole_match_over_http(api_client):
         rest = {k: v for k, v in body.items() if k != "events"}
         leaked = set(card_strings(rest)) & secrets(states[version], seat)
         assert not leaked, (seat, version, leaked)
+        # Control: the same scan, applied as if another seat had got this body, does catch
+        # the hand in it, so a clean result above means something.
+        hand = (rest.get("game") or rest).get("view", {}).get("hand")
+        if hand:
+            assert set(hand) <= secrets(states[version], (seat + 1) % 3)
+            controls += 1
     assert scanned > len(types)  # every event was seen by someone, most by all three
+    assert controls > commands / 2
 
     # After the match: replay and audit reveal everything and check out.
     final = get_view(clients[1], game_id)
