@@ -11,6 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
 
 from games import store
@@ -74,7 +75,7 @@ def table_list(
 def table_get(*, game_id: uuid.UUID | str) -> Game:
     try:
         return _with_seats(Game.objects.all()).get(pk=game_id)
-    except (Game.DoesNotExist, ValueError):
+    except (Game.DoesNotExist, ValueError, ValidationError):
         raise TableNotFound() from None
 
 

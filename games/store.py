@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -99,7 +100,7 @@ def get_game(game_id: uuid.UUID | str, *, lock: bool = False) -> Game:
     qs = Game.objects.select_for_update() if lock else Game.objects.all()
     try:
         return qs.get(pk=game_id)
-    except (Game.DoesNotExist, ValueError):
+    except (Game.DoesNotExist, ValueError, ValidationError):  # no such game, or not a UUID
         raise GameNotFound() from None
 
 

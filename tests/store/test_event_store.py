@@ -142,13 +142,6 @@ class _no_atomic:
         connection.in_atomic_block = self.saved
 
 
-def test_a_missing_game_is_not_found():
-    import uuid
-
-    with pytest.raises(store.GameNotFound):
-        store.load(uuid.uuid4())
-
-
 # ---------------------------------------------------------------- append-only in the database
 
 
@@ -239,3 +232,17 @@ def test_verify_events_names_the_broken_game_and_seq(game, user_factory):
         call_command("verify_events", stdout=out)
     assert f"BROKEN game {game.pk}: first broken seq 3" in out.getvalue()
     assert str(sound.pk) not in out.getvalue()
+
+
+def test_verify_events_checks_only_the_games_named(game):
+    out = StringIO()
+    call_command("verify_events", str(game.pk), "-v", "2", stdout=out)
+    assert f"ok game {game.pk}" in out.getvalue() and "1 games verified" in out.getvalue()
+    with pytest.raises(CommandError, match="not a game id"):
+        call_command("verify_events", "not-a-uuid")
+
+
+@pytest.mark.parametrize("game_id", ["not-a-uuid", "00000000-0000-0000-0000-000000000000"])
+def test_a_bad_or_unknown_game_id_is_not_found(game_id):
+    with pytest.raises(store.GameNotFound):
+        store.load(game_id)

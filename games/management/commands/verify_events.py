@@ -5,6 +5,7 @@ Exit status 0 when every chain is sound, 1 when any is broken, so cron or CI can
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -22,7 +23,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         games = Game.objects.order_by("created_at", "id")
         if options["game_ids"]:
-            games = games.filter(pk__in=options["game_ids"])
+            try:
+                ids = [uuid.UUID(value) for value in options["game_ids"]]
+            except ValueError as exc:
+                raise CommandError(f"not a game id: {exc}") from None
+            games = games.filter(pk__in=ids)
         checked = broken = 0
         for game_id in games.values_list("pk", flat=True).iterator():
             checked += 1

@@ -1,0 +1,48 @@
+"""Read-only admin: games and their events are written by the services only.
+
+Changing a game row here would desynchronise the projection from its events, and the database
+refuses event edits anyway, so every model is view-only.
+"""
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from games.models import Event, Game, Seat
+
+
+class ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class SeatInline(admin.TabularInline):
+    model = Seat
+    fields = ("index", "user", "bot_level", "joined_at")
+    readonly_fields = fields
+    can_delete = False
+    extra = 0
+    max_num = 0
+
+
+@admin.register(Game)
+class GameAdmin(ReadOnly):
+    list_display = ("id", "status", "version", "phase", "round", "current_seat", "created_at")
+    list_filter = ("status",)
+    exclude = ("snapshot",)  # hands and stock: not for casual eyes
+    inlines = [SeatInline]
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnly):
+    list_display = ("game", "seq", "type", "actor", "recorded_at")
+    list_filter = ("type",)
+    search_fields = ("game__id",)
+    list_select_related = ("game",)
