@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,7 @@ from .engine import deal, decide, legal_commands, new_game
 from .events import Event, RoundEnded
 from .ruleset import RuleSet
 from .state import DEALING, MATCH_OVER, ROUND_OVER, GameState, evolve, fold
-from .views import player_view
+from .views import player_view, redact_event
 
 
 @dataclass
@@ -20,6 +21,8 @@ class MatchRecord:
     events: list[Event] = field(default_factory=list)
     rounds: list[RoundEnded] = field(default_factory=list)
     commands: int = 0
+    #: per seat: seconds each ``choose`` call took
+    decision_times: list[list[float]] = field(default_factory=lambda: [[], [], []])
 
 
 def play_match(
@@ -28,7 +31,12 @@ def play_match(
     rules: RuleSet | None = None,
     max_rounds: int = 1000,
 ) -> MatchRecord:
-    """Play one whole match; every command goes through ``decide`` like a player's would."""
+    """Play one whole match; every command goes through ``decide`` like a player's would.
+
+    A bot sees its seat's ``player_view`` and, if it ``uses_history``, the events so far as
+    ``redact_event`` shows them to its seat, kept incrementally (one redaction per event and
+    seat that wants it), so no bot is ever handed a hidden card.
+    """
     players = [get_bot(b) if isinstance(b, str) else b for b in bots]
     rules = rules or RuleSet()
     seats: list[dict[str, Any]] = [{"kind": "bot", "bot": p.name} for p in players]
@@ -36,19 +44,40 @@ def play_match(
     record = MatchRecord(state=fold([first]), events=[first])
     state = record.state
     events = record.events
+    watchers = [s for s, p in enumerate(players) if getattr(p, "uses_history", False)]
+    histories: list[list[dict[str, Any]]] = [[], [], []]
+
+    def remember(event: Event) -> None:
+        if watchers:
+            data = event.to_dict()
+            for s in watchers:
+                histories[s].append(redact_event(data, s))
+
+    remember(first)
+    clock = time.perf_counter
     while state.phase != MATCH_OVER:
         if state.phase in (DEALING, ROUND_OVER):
             if len(record.rounds) >= max_rounds:
                 raise RuntimeError("match did not end")
             event = deal(state, rng)
             events.append(event)
+            remember(event)
             state = evolve(state, event)
             continue
         seat = state.turn
-        command = players[seat].choose(player_view(state, seat), legal_commands(state, seat), rng)
+        player = players[seat]
+        view = player_view(state, seat)
+        legal = legal_commands(state, seat)
+        started = clock()
+        if seat in watchers:
+            command = player.choose(view, legal, rng, histories[seat])
+        else:
+            command = player.choose(view, legal, rng)
+        record.decision_times[seat].append(clock() - started)
         record.commands += 1
         for event in decide(state, seat, command):
             events.append(event)
+            remember(event)
             state = evolve(state, event)
             if isinstance(event, RoundEnded):
                 record.rounds.append(event)

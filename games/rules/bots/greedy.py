@@ -17,9 +17,14 @@ CHALLENGE_AT = 9  # challenge a Draw with deadwood at most this
 
 class GreedyBot:
     name = "greedy"
+    uses_history = False
 
     def choose(
-        self, view: dict[str, Any], legal: list[dict[str, Any]], rng: random.Random
+        self,
+        view: dict[str, Any],
+        legal: list[dict[str, Any]],
+        rng: random.Random,
+        history: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         by_type: dict[str, list[dict[str, Any]]] = {}
         for cmd in legal:

@@ -1,0 +1,221 @@
+"""The ``hard`` bot: flat Monte Carlo over determinizations, with fast policy playouts.
+
+For a decision that matters (how to start a turn, which card to discard, whether to challenge a
+Draw) it deals the cards it cannot see at random many times, consistent with everything its seat
+has seen (its hand, the table, the discard pile, hand counts, secret sets, and softly, discards an
+opponent declined), plays every candidate to the end of the round in each deal with the quick
+``playout`` policy for all seats, and keeps the candidate with the best mean result. Every
+candidate meets the same deals (common random numbers), so the comparison is sharp with a few
+hundred playouts. Melding and laying off follow the ``normal`` bot's judgement; a decision with
+one sensible candidate is instant.
+
+It is deterministic for a given ``rng`` state when ``time_limit`` is ``None`` (a pure playout
+budget); with a time limit the budget also stops at the deadline, for a responsive table.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from ..cards import BIT, CODES, mask_of_codes, parse_card
+from ..melds import best_arrangement
+from .knowledge import Knowledge, read
+from .normal import NormalBot, best_take, choose_discard
+from .playout import Params, Sim
+from .sampling import Sampler
+
+
+class HardBot(NormalBot):
+    name = "hard"
+    uses_history = True
+
+    def __init__(
+        self,
+        playouts: int = 600,
+        time_limit: float | None = 0.2,
+        max_discards: int = 5,
+        win_bonus: float = 6.0,
+        extra: int = 2,
+        params: Params | None = None,
+    ) -> None:
+        super().__init__()
+        self.playouts = playouts
+        self.time_limit = time_limit
+        self.max_discards = max_discards
+        self.win_bonus = win_bonus
+        self.extra = extra
+        self.params = params or Params()
+
+    def choose(
+        self,
+        view: dict[str, Any],
+        legal: list[dict[str, Any]],
+        rng: random.Random,
+        history: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        if len(legal) == 1:
+            return legal[0]
+        k = read(view, history)
+        by_type: dict[str, list[dict[str, Any]]] = {}
+        for cmd in legal:
+            by_type.setdefault(cmd["type"], []).append(cmd)
+        if k.phase == "draw_call":
+            return self._answer(k, by_type, rng)
+        if k.phase == "start":
+            return self._start(k, by_type, legal, rng)
+        return self._play(k, by_type, legal, rng)
+
+    # ------------------------------------------------------------ the three searched decisions
+
+    def _answer(self, k: Knowledge, by_type: dict, rng: random.Random) -> dict[str, Any]:
+        if "challenge" not in by_type:
+            return by_type["fold"][0]
+        cands = [
+            (by_type["challenge"][0], ("answer", True)),
+            (by_type["fold"][0], ("answer", False)),
+        ]
+        return self._search(k, cands, rng)
+
+    def _start(
+        self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
+    ) -> dict[str, Any]:
+        cands: list[tuple[dict[str, Any], tuple]] = []
+        if "draw" in by_type:
+            cands.append((by_type["draw"][0], ("draw",)))
+        ace_high = k.rules.ace_high_runs
+        top = k.discard[-1] if k.discard else -1
+        takes = [c for c in by_type.get("take_discard", []) if "cards" in c]
+        if takes:
+            # the best take by resulting deadwood, and any take that leaves a different hand
+            best = best_take(k.hand, top, ace_high, k.rules)
+            seen: set[int] = set()
+            scored = []
+            for cmd in takes:
+                used = mask_of_codes(cmd["cards"])
+                after = best_arrangement(k.hand & ~used, ace_high)[0]
+                scored.append((after, used != best, used, cmd))
+            scored.sort(key=lambda t: (t[0], t[1]))
+            for _after, _, used, cmd in scored[:2]:
+                if used not in seen:
+                    seen.add(used)
+                    cands.append((cmd, ("take", used)))
+        for cmd in by_type.get("take_discard", []):
+            if "meld_id" in cmd:
+                idx = next(i for i, m in enumerate(k.melds) if m.meld_id == cmd["meld_id"])
+                cands.append((cmd, ("take_onto", idx)))
+                break
+        if "call_draw" in by_type:
+            threats = [o for o in k.opponents if k.opened[o]]
+            if not threats:
+                return by_type["call_draw"][0]  # both opponents must fold: a sure win
+            cands.append((by_type["call_draw"][0], ("call",)))
+        if len(cands) == 1:
+            return cands[0][0]
+        return self._search(k, cands, rng)
+
+    def _play(
+        self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
+    ) -> dict[str, Any]:
+        ace_high = k.rules.ace_high_runs
+        _, melds = best_arrangement(k.hand, ace_high)
+        if melds and "meld" in by_type:
+            return NormalBot.play(self, k, by_type, legal)
+        in_melds = 0
+        for m in melds:
+            in_melds |= m
+        loose = k.hand & ~in_melds
+        if "lay_off" in by_type:
+            for cmd in by_type["lay_off"]:
+                if BIT[parse_card(cmd["card"])] & loose:
+                    return NormalBot.play(self, k, by_type, legal)
+        discards = by_type.get("discard", [])
+        if not discards:
+            return legal[0]
+        pool = loose or k.hand
+        ranked = self._ranked_discards(k, pool)
+        if len(ranked) == 1:
+            return _discard_cmd(discards, ranked[0])
+        cands = [(_discard_cmd(discards, c), ("discard", c)) for c in ranked]
+        return self._search(k, cands, rng)
+
+    def _ranked_discards(self, k: Knowledge, pool: int) -> list[int]:
+        """The ``max_discards`` most plausible discards, best first by the normal bot's score."""
+        out = []
+        rest = pool
+        while rest and len(out) < self.max_discards:
+            c = choose_discard(
+                k.hand,
+                rest,
+                k.unknown,
+                k.hand_counts[(k.seat + 1) % 3],
+                0,
+                k.rules.ace_high_runs,
+                self.keep,
+                self.danger,
+            )
+            out.append(c)
+            rest &= ~BIT[c]
+        return out
+
+    # ------------------------------------------------------------ flat Monte Carlo
+
+    def _search(
+        self, k: Knowledge, cands: list[tuple[dict[str, Any], tuple]], rng: random.Random
+    ) -> dict[str, Any]:
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        n = len(cands)
+        totals = [0.0] * n
+        worlds = max(1, self.playouts // n)
+        me = k.seat
+        params = self.params
+        sampler = Sampler(k, self.extra)
+        for _ in range(worlds):
+            world = sampler.sample(rng)
+            for i, (_, action) in enumerate(cands):
+                sim = Sim(k, world, params)
+                _apply(sim, me, action)
+                sim.run()
+                totals[i] += self._value(k, sim)
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+        best = max(range(n), key=lambda i: totals[i])
+        return cands[best][0]
+
+    def _value(self, k: Knowledge, sim: Sim) -> float:
+        me = k.seat
+        v = float(sim.payouts[me])
+        if sim.winner == me:
+            v += self.win_bonus
+        elif sim.winner is not None:
+            v -= self.win_bonus / 2
+        return v
+
+
+def _apply(sim: Sim, me: int, action: tuple) -> None:
+    kind = action[0]
+    if kind == "discard":
+        sim.discard_card(me, action[1])
+    elif kind == "draw":
+        sim.draw(me)
+        sim.play(me)
+    elif kind == "take":
+        sim.take(me, action[1])
+        if sim.phase != 3:
+            sim.play(me)
+    elif kind == "take_onto":
+        sim.take_onto(me, action[1])
+        sim.play(me)
+    elif kind == "call":
+        sim.call_draw(me)
+    elif kind == "answer":
+        sim.answer(me, action[1])
+
+
+def _discard_cmd(discards: list[dict[str, Any]], card: int) -> dict[str, Any]:
+    code = CODES[card]
+    for cmd in discards:
+        if cmd["card"] == code:
+            return cmd
+    return discards[0]

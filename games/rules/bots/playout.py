@@ -1,0 +1,382 @@
+"""A fast, self-contained round simulator on card masks, for the ``hard`` bot's playouts.
+
+The engine (``decide``/``evolve``) is exact but builds events, views and command dicts; a playout
+needs none of that, only the rules' consequences, thousands of times per decision. This mirrors
+RULES.md closely (takes, melds, lay-offs and Draw blocks, Tongits, Draw calls, stock out and its
+ties, burning, payouts). It is only ever used to *estimate* a decision's worth, so a divergence
+costs strength, never correctness: the real move still goes through ``decide``.
+
+Every seat plays the same quick policy (close to the ``normal`` bot), judging from what it could
+see itself: its own hand, the table and the discard pile.
+"""
+
+from __future__ import annotations
+
+from ..cards import BIT, FULL_DECK, POINTS
+from ..melds import RANK_MASKS, best_arrangement, candidate_melds
+from ..ruleset import RuleSet
+from .heuristics import ACES, meld_partners, pairs_for, targets, typical_deadwood
+from .knowledge import Knowledge, World
+
+START, PLAY, DRAW_CALL, OVER = 0, 1, 2, 3
+_RANKS_DOWN = tuple(range(12, -1, -1))
+_PHASES = {"start": START, "play": PLAY, "draw_call": DRAW_CALL}
+
+
+class Params:
+    """The playout policy's knobs (the same meaning as the ``normal`` bot's)."""
+
+    __slots__ = ("call_frac", "challenge_frac", "keep", "danger", "smart_discard")
+
+    def __init__(
+        self,
+        call_frac: float = 1.2,
+        challenge_frac: float = 1.2,
+        keep: float = 6.0,
+        danger: float = 10.0,
+        smart_discard: bool = True,
+    ) -> None:
+        self.call_frac = call_frac
+        self.challenge_frac = challenge_frac
+        self.keep = keep
+        self.danger = danger
+        self.smart_discard = smart_discard
+
+
+def _is_set(mask: int) -> bool:
+    first = (mask & -mask).bit_length() - 1
+    return mask & ~RANK_MASKS[first % 13] == 0
+
+
+class Sim:
+    """One round from a determinized position to its end."""
+
+    __slots__ = (
+        "rules",
+        "ah",
+        "p",
+        "hands",
+        "stock",
+        "discard",
+        "melds",
+        "opened",
+        "blocked",
+        "turn",
+        "phase",
+        "last_drawer",
+        "dealer",
+        "dead",
+        "caller",
+        "answers",
+        "winner",
+        "reason",
+        "payouts",
+        "steps",
+    )
+
+    def __init__(self, k: Knowledge, world: World, params: Params) -> None:
+        self.rules: RuleSet = k.rules
+        self.ah = k.rules.ace_high_runs
+        self.p = params
+        self.hands = list(world.hands)
+        self.stock = world.stock[::-1]  # top last, so drawing is pop()
+        self.discard = list(k.discard)
+        melds = []
+        dead = 0
+        for i, m in enumerate(k.melds):
+            mask = m.mask or world.hidden_masks.get(i, 0)
+            melds.append([m.owner, m.is_set, mask, m.hidden])
+            dead |= mask
+        for c in self.discard:
+            dead |= BIT[c]
+        self.melds = melds
+        self.dead = dead
+        self.opened = list(k.opened)
+        blocked = 0
+        for s in k.blocked:
+            blocked |= 1 << s
+        self.blocked = blocked
+        self.turn = k.turn
+        self.phase = _PHASES.get(k.phase, OVER)
+        self.last_drawer = k.last_drawer
+        self.dealer = k.dealer
+        self.caller = k.draw_caller
+        self.answers = list(k.answers)
+        self.winner: int | None = None
+        self.reason = ""
+        self.payouts = (0, 0, 0)
+        self.steps = 0
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self) -> None:
+        """Play on with the policy until the round ends."""
+        while self.phase != OVER:
+            self.steps += 1
+            if self.steps > 200:  # the turn cap: never reached in practice
+                self._end("turn_cap", None)
+                return
+            if self.phase == START:
+                self.start_turn(self.turn)
+            elif self.phase == PLAY:
+                self.play(self.turn)
+            else:
+                self.answer(self.turn, self.wants_challenge(self.turn))
+
+    # ------------------------------------------------------------ start of a turn
+
+    def start_turn(self, s: int) -> None:
+        hand = self.hands[s]
+        if self.rules.draw_call and self.opened[s] and not self.blocked >> s & 1:
+            dw = best_arrangement(hand, self.ah)[0]
+            if self.wants_call(s, dw):
+                self.call_draw(s)
+                return
+        top = self.discard[-1] if self.discard else -1
+        if top >= 0:
+            if meld_partners(top, hand, self.ah):
+                used = self.best_take(hand, top)
+                if used:
+                    self.take(s, used)
+                    return
+            if self.rules.take_discard_to_lay_off:
+                for i, m in enumerate(self.melds):
+                    if m[0] == s and not m[3] and targets(m[2], m[1], self.ah) & BIT[top]:
+                        self.take_onto(s, i)
+                        return
+        self.draw(s)
+
+    def wants_call(self, s: int, dw: int) -> bool:
+        est = 99
+        for o in ((s + 1) % 3, (s + 2) % 3):
+            if self.opened[o]:
+                e = typical_deadwood(self.hands[o].bit_count())
+                if e < est:
+                    est = e
+        return est == 99 or dw <= self.p.call_frac * est
+
+    def wants_challenge(self, s: int) -> bool:
+        if not self.opened[s]:
+            return False
+        dw = best_arrangement(self.hands[s], self.ah)[0]
+        est = typical_deadwood(self.hands[self.caller].bit_count())
+        return dw <= self.p.challenge_frac * est or dw <= 3
+
+    def best_take(self, hand: int, top: int) -> int:
+        top_bit = BIT[top]
+        best = 0
+        best_dw = best_arrangement(hand, self.ah)[0]
+        for m in candidate_melds(hand | top_bit, self.rules):
+            if m & top_bit:
+                used = m & ~top_bit
+                if used.bit_count() < 2:
+                    continue
+                after = best_arrangement(hand & ~used, self.ah)[0]
+                if after <= best_dw:
+                    best, best_dw = used, after
+        return best
+
+    def draw(self, s: int) -> None:
+        c = self.stock.pop()
+        self.hands[s] |= BIT[c]
+        self.last_drawer = s
+        self.blocked &= ~(1 << s)
+        self.phase = PLAY
+
+    def take(self, s: int, used: int) -> None:
+        top = self.discard.pop()
+        mask = used | BIT[top]
+        self.melds.append([s, _is_set(mask), mask, False])
+        self.opened[s] = True
+        self.hands[s] &= ~used
+        self.dead |= mask
+        self.blocked &= ~(1 << s)
+        self.phase = PLAY
+        if not self.hands[s]:
+            self._end("tongits", s)
+
+    def take_onto(self, s: int, idx: int) -> None:
+        top = self.discard.pop()
+        self.melds[idx][2] |= BIT[top]
+        self.blocked &= ~(1 << s)
+        self.phase = PLAY
+
+    # ------------------------------------------------------------ melds, lay-offs, discard
+
+    def meld_and_lay_off(self, s: int) -> None:
+        """Expose a least-deadwood arrangement and lay off every loose card that fits."""
+        hand = self.hands[s]
+        _, ms = best_arrangement(hand, self.ah)
+        secret = self.rules.secret_sets
+        for m in ms:
+            is_set = _is_set(m)
+            self.melds.append([s, is_set, m, secret and is_set and m.bit_count() == 4])
+            self.opened[s] = True
+            hand &= ~m
+            self.dead |= m
+        moved = True
+        while hand and moved:
+            moved = False
+            for m in self.melds:
+                if m[3]:
+                    continue
+                fit = targets(m[2], m[1], self.ah) & hand
+                if fit:
+                    low = fit & -fit
+                    m[2] |= low
+                    hand &= ~low
+                    self.dead |= low
+                    if m[0] != s:
+                        self.blocked |= 1 << m[0]
+                    moved = True
+        self.hands[s] = hand
+        if not hand:
+            self._end("tongits", s)
+
+    def play(self, s: int) -> None:
+        self.meld_and_lay_off(s)
+        if self.phase == OVER:
+            return
+        self.discard_card(s, self.pick_discard(s))
+
+    def pick_discard(self, s: int) -> int:
+        hand = self.hands[s]
+        if not self.p.smart_discard:
+            best, best_pts = -1, -1
+            b = hand
+            while b:
+                low = b & -b
+                c = low.bit_length() - 1
+                b ^= low
+                if POINTS[c] * 16 + c % 13 > best_pts:
+                    best, best_pts = c, POINTS[c] * 16 + c % 13
+            return best
+        unknown = FULL_DECK & ~(hand | self.dead)
+        nxt = (s + 1) % 3
+        q = self.hands[nxt].bit_count() / (unknown.bit_count() or 1)
+        danger = self.p.danger * q * q
+        keep = self.p.keep
+        cap = self.p.danger
+        pairs = pairs_for(self.ah)
+        best, best_score = -1, -1e9
+        for r in _RANKS_DOWN:  # highest points first: stop once no lower card can do better
+            b = hand & RANK_MASKS[r]
+            if not b:
+                continue
+            if POINTS[r] + 0.13 < best_score:
+                break
+            while b:
+                low = b & -b
+                c = low.bit_length() - 1
+                b ^= low
+                pot = 0
+                risk = 0
+                for pm in pairs[c]:
+                    h = hand & pm
+                    if not h:
+                        if unknown & pm == pm:
+                            risk += 1
+                    elif h != pm and unknown & (pm ^ h):
+                        pot += 1
+                x = danger * risk
+                score = POINTS[c] + r * 0.01 - keep * pot - (x if x < cap else cap)
+                if score > best_score:
+                    best, best_score = c, score
+        return best
+
+    def discard_card(self, s: int, card: int) -> None:
+        bit = BIT[card]
+        self.hands[s] &= ~bit
+        self.discard.append(card)
+        self.dead |= bit
+        if not self.hands[s]:
+            self._end("tongits", s)
+        elif not self.stock:
+            self._stock_out()
+        else:
+            self.turn = (s + 1) % 3
+            self.phase = START
+
+    # ------------------------------------------------------------ Draw calls
+
+    def call_draw(self, s: int) -> None:
+        self.caller = s
+        self.answers = []
+        self.phase = DRAW_CALL
+        self.turn = (s + 1) % 3
+        self._auto_answers()
+
+    def answer(self, s: int, challenge: bool) -> None:
+        self.answers.append((s, "challenge" if challenge and self.opened[s] else "fold"))
+        self.turn = (s + 1) % 3
+        self._auto_answers()
+
+    def _auto_answers(self) -> None:
+        while len(self.answers) < 2:
+            if self.opened[self.turn]:
+                return
+            self.answers.append((self.turn, "fold"))
+            self.turn = (self.turn + 1) % 3
+        dw = [best_arrangement(h, self.ah)[0] for h in self.hands]
+        challengers = [s for s, a in self.answers if a == "challenge"]
+        winner = self.caller
+        if challengers:
+            low = min(dw[s] for s in (self.caller, *challengers))
+            for s in challengers:
+                if dw[s] == low:
+                    winner = s
+                    break
+        self._end("draw", winner, challenged=bool(challengers))
+
+    # ------------------------------------------------------------ round end
+
+    def _stock_out(self) -> None:
+        rules = self.rules
+        dw = [best_arrangement(h, self.ah)[0] for h in self.hands]
+        cands = [s for s in range(3) if not (rules.burning and not self.opened[s])]
+        if not cands:
+            self._end("stock_out", None)
+            return
+        low = min(dw[s] for s in cands)
+        tied = [s for s in cands if dw[s] == low]
+        if len(tied) > 1:
+            if rules.stock_out_tie == "fewer_cards":
+                fewest = min(self.hands[s].bit_count() for s in tied)
+                tied = [s for s in tied if self.hands[s].bit_count() == fewest]
+                start = self.dealer
+            else:
+                start = self.last_drawer if self.last_drawer >= 0 else self.dealer
+            for i in range(3):
+                if (start + i) % 3 in tied:
+                    tied = [(start + i) % 3]
+                    break
+        self._end("stock_out", tied[0])
+
+    def _end(self, reason: str, winner: int | None, challenged: bool = False) -> None:
+        self.phase = OVER
+        self.reason = reason
+        self.winner = winner
+        if winner is None:
+            return
+        rules = self.rules
+        if reason == "tongits":
+            each = rules.tongits
+        elif reason == "draw" and challenged:
+            each = rules.draw_won_challenged
+        else:
+            each = rules.base
+        aces = (self.hands[winner] & ACES).bit_count()
+        for m in self.melds:
+            if m[0] == winner:
+                aces += (m[2] & ACES).bit_count()
+                if m[3]:
+                    each += rules.per_secret_set
+        each += rules.per_ace * aces
+        pay = [0, 0, 0]
+        for s in range(3):
+            if s != winner:
+                burned = rules.burning and not self.opened[s]
+                owe = each + (rules.burned_penalty if burned else 0)
+                pay[s] -= owe
+                pay[winner] += owe
+        self.payouts = (pay[0], pay[1], pay[2])
