@@ -76,6 +76,11 @@ class RulesField(serializers.Field):
         return value
 
 
+@extend_schema_field(RuleOptionsSerializer)
+class RulesOutputField(serializers.DictField):
+    """Every option of the table's RuleSet, as stored (options added later included)."""
+
+
 class SeatInputSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
         choices=["user", "open", "bot"],
@@ -128,7 +133,7 @@ class TableOutputSerializer(serializers.Serializer):
 
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=Game.Status.values)
-    rules = RuleOptionsSerializer()
+    rules = RulesOutputField()
     seats = SeatOutputSerializer(many=True)
     created_by = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
