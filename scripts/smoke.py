@@ -125,6 +125,14 @@ def _stack_processes(stack: Stack) -> list[psutil.Process]:
     return procs
 
 
+def _running(proc: psutil.Process) -> bool:
+    """Alive and not a zombie (a zombie has exited; only its parent has yet to reap it)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def stop_stack(stack: Stack) -> float:
     """Ctrl-C the stack; check that it stopped cleanly and left nothing running. Seconds taken."""
     stopping = time.monotonic()
@@ -139,7 +147,9 @@ def stop_stack(stack: Stack) -> float:
         raise SmokeError(f"the stack did not stop within {STOP_TIMEOUT_SECONDS:.0f} s") from None
     took = time.monotonic() - stopping
     check(not procs or "postgres" in names, f"no embedded postgres in the stack: {names}")
-    _, alive = psutil.wait_procs(procs, timeout=2)
+    deadline = time.monotonic() + 5  # the daemonized postmaster is reaped by init, not by us
+    while (alive := [p for p in procs if _running(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
     check(not alive, f"left running after Ctrl-C: {[(p.pid, p.cmdline()) for p in alive]}")
     text = stack.log_text()
     check("stack: stopped in" in text, "the runner did not report a clean stop")

@@ -157,10 +157,12 @@ def stop_children(children: dict[str, subprocess.Popen[bytes]]) -> None:
     for child in children.values():
         if child.poll() is None:
             child.terminate()
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    started = time.monotonic()
+    deadline = started + STOP_TIMEOUT_SECONDS
     for name, child in children.items():
         try:
             child.wait(max(0.0, deadline - time.monotonic()))
+            log(f"{name} stopped after {time.monotonic() - started:.1f} s")
         except subprocess.TimeoutExpired:
             log(f"{name} did not stop within {STOP_TIMEOUT_SECONDS:.0f} s; killing it")
         _signal_group(child, signal.SIGKILL)  # also any straggler of its group
