@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import logging
 import os
 import signal
@@ -27,7 +28,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -48,6 +49,21 @@ def var_dir() -> Path:
     path = Path(os.environ.get("TONGITS_VAR_DIR") or BASE_DIR / "var").resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def lock_var_dir(var: Path) -> IO[bytes] | None:
+    """Hold an exclusive lock on the var directory while we run (released when we exit).
+
+    A second stack on the same var/ would adopt the same embedded PostgreSQL and stop it under
+    the first one when it exits. None when the lock is taken.
+    """
+    lock = (var / "stack.lock").open("wb")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return None
+    return lock
 
 
 def start_embedded_postgres(pgdata: Path) -> tuple[Any, str]:
@@ -186,6 +202,10 @@ def main() -> int:
     signal.signal(signal.SIGTERM, request_stop)
 
     var = var_dir()
+    lock = lock_var_dir(var)
+    if lock is None:
+        log(f"another stack is running on {_shown(var)}; stop it, or set TONGITS_VAR_DIR")
+        return 1
     server = None
     children: dict[str, subprocess.Popen[bytes]] = {}
     status = 0
@@ -231,6 +251,7 @@ def main() -> int:
         if server is not None:
             server.stop()
         log(f"stopped in {time.monotonic() - stopping:.1f} s")
+        lock.close()
     return status
 
 
