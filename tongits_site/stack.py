@@ -126,9 +126,7 @@ def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
     py = sys.executable
     if debug:
         web = [py, "manage.py", "runserver", f"0.0.0.0:{port}"]
-    else:
-        # Workers: $WEB_CONCURRENCY (gunicorn reads it), 2 unless set.
-        os.environ.setdefault("WEB_CONCURRENCY", "2")
+    else:  # as many workers as $WEB_CONCURRENCY says (gunicorn reads it)
         web = [
             py,
             "-m",
@@ -224,6 +222,7 @@ def main() -> int:
             prepare()
         debug = os.environ.get("DJANGO_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
         port = os.environ.get("PORT", "8000")
+        os.environ.setdefault("WEB_CONCURRENCY", "2")  # gunicorn's worker processes
         for name, argv in commands(debug, port, var).items():
             if not stop_signal:
                 children[name] = spawn(argv)
