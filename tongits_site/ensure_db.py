@@ -3,7 +3,8 @@
     python -m tongits_site.ensure_db
 
 Connects to the server's ``postgres`` maintenance database with the credentials of
-DATABASE_URL. `make run` calls it before `migrate`.
+DATABASE_URL. `make run` (tongits_site.stack) and the migrate service of docker/compose.yaml call
+it before `migrate`.
 """
 
 import os
