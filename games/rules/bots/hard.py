@@ -21,6 +21,7 @@ from typing import Any
 
 from ..cards import BIT, CODES, mask_of_codes, parse_card
 from ..melds import best_arrangement
+from .heuristics import left_after_lay_offs, pick_opener
 from .knowledge import Knowledge, read
 from .normal import NormalBot, best_take, choose_discard
 from .playout import Params, Sim
@@ -38,6 +39,7 @@ class HardBot(NormalBot):
         max_discards: int = 5,
         win_bonus: float = 6.0,
         extra: int = 2,
+        hold: bool = True,
         params: Params | None = None,
     ) -> None:
         super().__init__()
@@ -46,6 +48,7 @@ class HardBot(NormalBot):
         self.max_discards = max_discards
         self.win_bonus = win_bonus
         self.extra = extra
+        self.hold = hold
         self.params = params or Params()
 
     def choose(
@@ -120,21 +123,35 @@ class HardBot(NormalBot):
     ) -> dict[str, Any]:
         ace_high = k.rules.ace_high_runs
         _, melds = best_arrangement(k.hand, ace_high)
-        if melds and "meld" in by_type:
-            return NormalBot.play(self, k, by_type, legal)
-        in_melds = 0
+        cover = 0
         for m in melds:
-            in_melds |= m
-        loose = k.hand & ~in_melds
+            cover |= m
+        loose = k.hand & ~cover
+        expose: tuple[int, ...] = melds
+        if melds and self.hold:
+            table = [(m.mask, m.is_set) for m in k.melds if not m.hidden and m.mask]
+            if left_after_lay_offs(loose, table, ace_high).bit_count() > 1:
+                # not going out: open with one meld, keep the others in hand
+                opened = k.opened[k.seat]
+                expose = () if opened else (pick_opener(melds, k.unknown, ace_high),)
+        if expose and "meld" in by_type:
+            cmd = _meld_cmd(by_type["meld"], expose)
+            if cmd is not None:
+                return cmd
         if "lay_off" in by_type:
+            owners = {m.meld_id: m.owner for m in k.melds}
+            mine = None
             for cmd in by_type["lay_off"]:
                 if BIT[parse_card(cmd["card"])] & loose:
-                    return NormalBot.play(self, k, by_type, legal)
+                    if owners.get(cmd["meld_id"]) != k.seat:
+                        return cmd  # an opponent's meld first: it blocks their Draw call
+                    mine = mine or cmd
+            if mine is not None:
+                return mine
         discards = by_type.get("discard", [])
         if not discards:
             return legal[0]
-        pool = loose or k.hand
-        ranked = self._ranked_discards(k, pool)
+        ranked = self._ranked_discards(k, loose or k.hand)
         if len(ranked) == 1:
             return _discard_cmd(discards, ranked[0])
         cands = [(_discard_cmd(discards, c), ("discard", c)) for c in ranked]
@@ -170,11 +187,12 @@ class HardBot(NormalBot):
         worlds = max(1, self.playouts // n)
         me = k.seat
         params = self.params
+        hold = 1 << me if self.hold else 0
         sampler = Sampler(k, self.extra)
         for _ in range(worlds):
             world = sampler.sample(rng)
             for i, (_, action) in enumerate(cands):
-                sim = Sim(k, world, params)
+                sim = Sim(k, world, params, hold)
                 _apply(sim, me, action)
                 sim.run()
                 totals[i] += self._value(k, sim)
@@ -211,6 +229,15 @@ def _apply(sim: Sim, me: int, action: tuple) -> None:
         sim.call_draw(me)
     elif kind == "answer":
         sim.answer(me, action[1])
+
+
+def _meld_cmd(melds: list[dict[str, Any]], wanted: tuple[int, ...]) -> dict[str, Any] | None:
+    """The command exposing one of ``wanted``, as a secret set when it is a four of a kind."""
+    chosen = None
+    for cmd in melds:
+        if mask_of_codes(cmd["cards"]) in wanted and (chosen is None or cmd.get("hidden")):
+            chosen = cmd
+    return chosen
 
 
 def _discard_cmd(discards: list[dict[str, Any]], card: int) -> dict[str, Any]:

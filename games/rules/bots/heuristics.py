@@ -88,3 +88,33 @@ def points(card: int) -> int:
 
 
 ACES = RANK_MASKS[0]
+
+
+def pick_opener(melds: tuple[int, ...], unknown: int, ace_high: bool) -> int:
+    """The meld to expose when holding the others back: a four of a kind (it can go down as a
+    secret set), else the one opponents could lay off the fewest unseen cards on."""
+    best, best_key = melds[0], (9, 9, 0)
+    for m in melds:
+        is_set = m & ~RANK_MASKS[((m & -m).bit_length() - 1) % 13] == 0
+        four = is_set and m.bit_count() == 4
+        live = (targets(m, is_set, ace_high) & unknown).bit_count()
+        key = (0 if four else 1, live, -m.bit_count())
+        if key < best_key:
+            best, best_key = m, key
+    return best
+
+
+def left_after_lay_offs(loose: int, table: list[tuple[int, bool]], ace_high: bool) -> int:
+    """The loose cards that would stay in hand after laying off all it can on ``table``
+    (``(mask, is_set)`` of every meld one may lay off on), runs growing card by card."""
+    masks = [m for m, _ in table]
+    moved = True
+    while loose and moved:
+        moved = False
+        for i, (_, is_set) in enumerate(table):
+            fit = targets(masks[i], is_set, ace_high) & loose
+            if fit:
+                masks[i] |= fit & -fit
+                loose &= ~(fit & -fit)
+                moved = True
+    return loose

@@ -15,7 +15,15 @@ from __future__ import annotations
 from ..cards import BIT, FULL_DECK, POINTS
 from ..melds import RANK_MASKS, best_arrangement, candidate_melds
 from ..ruleset import RuleSet
-from .heuristics import ACES, meld_partners, pairs_for, targets, typical_deadwood
+from .heuristics import (
+    ACES,
+    left_after_lay_offs,
+    meld_partners,
+    pairs_for,
+    pick_opener,
+    targets,
+    typical_deadwood,
+)
 from .knowledge import Knowledge, World
 
 START, PLAY, DRAW_CALL, OVER = 0, 1, 2, 3
@@ -72,9 +80,10 @@ class Sim:
         "reason",
         "payouts",
         "steps",
+        "hold",
     )
 
-    def __init__(self, k: Knowledge, world: World, params: Params) -> None:
+    def __init__(self, k: Knowledge, world: World, params: Params, hold: int = 0) -> None:
         self.rules: RuleSet = k.rules
         self.ah = k.rules.ace_high_runs
         self.p = params
@@ -106,6 +115,7 @@ class Sim:
         self.reason = ""
         self.payouts = (0, 0, 0)
         self.steps = 0
+        self.hold = hold  # bitmask of seats that keep their melds in hand
 
     # ------------------------------------------------------------ the loop
 
@@ -203,10 +213,29 @@ class Sim:
 
     # ------------------------------------------------------------ melds, lay-offs, discard
 
-    def meld_and_lay_off(self, s: int) -> None:
-        """Expose a least-deadwood arrangement and lay off every loose card that fits."""
+    def meld_and_lay_off(self, s: int) -> int:
+        """Expose melds and lay off every loose card that fits; return the loose cards.
+
+        A seat in ``hold`` exposes only one meld to open and keeps the rest in hand (they cost no
+        deadwood there, take no lay-offs, and hide its strength), unless it can go out now."""
         hand = self.hands[s]
         _, ms = best_arrangement(hand, self.ah)
+        held = 0
+        if ms and self.hold >> s & 1:
+            cover = 0
+            for m in ms:
+                cover |= m
+            table = [(m[2], m[1]) for m in self.melds if not m[3]]
+            if left_after_lay_offs(hand & ~cover, table, self.ah).bit_count() > 1:
+                keep = ms
+                if not self.opened[s]:
+                    opener = pick_opener(ms, FULL_DECK & ~(hand | self.dead), self.ah)
+                    keep = tuple(m for m in ms if m != opener)
+                    ms = (opener,)
+                else:
+                    ms = ()
+                for m in keep:
+                    held |= m
         secret = self.rules.secret_sets
         for m in ms:
             is_set = _is_set(m)
@@ -214,36 +243,40 @@ class Sim:
             self.opened[s] = True
             hand &= ~m
             self.dead |= m
+        free = hand & ~held
         moved = True
-        while hand and moved:
+        while free and moved:
             moved = False
             for m in self.melds:
                 if m[3]:
                     continue
-                fit = targets(m[2], m[1], self.ah) & hand
+                fit = targets(m[2], m[1], self.ah) & free
                 if fit:
                     low = fit & -fit
                     m[2] |= low
-                    hand &= ~low
+                    free &= ~low
                     self.dead |= low
                     if m[0] != s:
                         self.blocked |= 1 << m[0]
                     moved = True
+        hand = free | held
         self.hands[s] = hand
         if not hand:
             self._end("tongits", s)
+        return free
 
     def play(self, s: int) -> None:
-        self.meld_and_lay_off(s)
+        free = self.meld_and_lay_off(s)
         if self.phase == OVER:
             return
-        self.discard_card(s, self.pick_discard(s))
+        self.discard_card(s, self.pick_discard(s, free or self.hands[s]))
 
-    def pick_discard(self, s: int) -> int:
+    def pick_discard(self, s: int, pool: int) -> int:
+        """The policy's discard from ``pool``, judged against the whole hand."""
         hand = self.hands[s]
         if not self.p.smart_discard:
             best, best_pts = -1, -1
-            b = hand
+            b = pool
             while b:
                 low = b & -b
                 c = low.bit_length() - 1
@@ -260,7 +293,7 @@ class Sim:
         pairs = pairs_for(self.ah)
         best, best_score = -1, -1e9
         for r in _RANKS_DOWN:  # highest points first: stop once no lower card can do better
-            b = hand & RANK_MASKS[r]
+            b = pool & RANK_MASKS[r]
             if not b:
                 continue
             if POINTS[r] + 0.13 < best_score:

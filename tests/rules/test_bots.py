@@ -1,0 +1,199 @@
+"""Bots: the levels exist, every bot plays only legal commands, no bot can see a hidden card
+(its decisions depend on its seat's view and redacted history only), and the tournament runs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from games.rules import RuleSet, command_key, deal, decide, evolve, fold, legal_commands, new_game
+from games.rules.bots import BOTS, LEVELS, HardBot, get_bot
+from games.rules.selfplay import play_match
+from games.rules.tournament import main as tournament_main
+from games.rules.tournament import wilson
+from games.rules.views import player_view, redact_event
+
+
+def small_hard() -> HardBot:
+    """A hard bot on a small, deterministic playout budget: fast, and no clock in the result."""
+    return HardBot(playouts=24, time_limit=None)
+
+
+def make(name: str):
+    return small_hard() if name == "hard" else get_bot(name)
+
+
+class Checked:
+    """Wraps a bot: asserts every command it returns is one of the legal ones."""
+
+    def __init__(self, bot) -> None:
+        self.bot = bot
+        self.name = bot.name
+        self.uses_history = getattr(bot, "uses_history", False)
+        self.calls = 0
+
+    def choose(self, view, legal, rng, history=None):
+        command = self.bot.choose(view, legal, rng, history)
+        assert command_key(command) in {command_key(c) for c in legal}, command
+        self.calls += 1
+        return command
+
+
+def test_levels_and_names_exist() -> None:
+    assert list(LEVELS) == ["easy", "normal", "hard"]
+    for name in [*LEVELS, "random", "greedy"]:
+        bot = get_bot(name)
+        assert callable(bot.choose)
+        assert isinstance(bot.uses_history, bool)
+    assert set(BOTS) >= {"random", "greedy", "easy", "normal", "hard"}
+    with pytest.raises(ValueError):
+        get_bot("grandmaster")
+
+
+@pytest.mark.parametrize("preset", [RuleSet.standard(), RuleSet.house()], ids=["standard", "house"])
+@pytest.mark.parametrize("lineup", [("hard", "normal", "easy"), ("easy", "hard", "normal")])
+def test_bots_play_only_legal_commands(preset: RuleSet, lineup: tuple[str, ...]) -> None:
+    bots = [Checked(make(name)) for name in lineup]
+    record = play_match(bots, random.Random(11), preset)
+    assert record.state.phase == "match_over"
+    assert all(b.calls > 0 for b in bots)
+    assert [len(t) for t in record.decision_times] == [b.calls for b in bots]
+
+
+class Recorder:
+    """A bot that keeps the history list play_match hands it, to compare with the events."""
+
+    name = "recorder"
+    uses_history = True
+
+    def __init__(self) -> None:
+        self.history = None
+        self.inner = get_bot("normal")
+
+    def choose(self, view, legal, rng, history=None):
+        assert history  # at least game_started and round_started
+        self.history = history
+        return self.inner.choose(view, legal, rng)
+
+
+def test_play_match_hands_bots_their_redacted_history_only() -> None:
+    recorder = Recorder()
+    record = play_match([recorder, "normal", "greedy"], random.Random(3))
+    expected = [redact_event(e, 0) for e in record.events]
+    # the recorder's list grew with every event, redacted for seat 0 (the last few events after
+    # its final decision are there too: it is the same list, kept incrementally)
+    assert recorder.history == expected
+    for e in recorder.history:
+        assert e["type"] != "round_started" or "hands" not in e and "stock" not in e
+        assert e["type"] != "drew" or e["seat"] == 0 or "card" not in e
+
+
+def _positions(rng: random.Random, rules: RuleSet, count: int):
+    """Mid-round decision points (state, seat, redacted history) from normal self-play."""
+    bots = [get_bot("normal") for _ in range(3)]
+    first = new_game(rules, None, rng)
+    state = fold([first])
+    events = [first]
+    out = []
+    while len(out) < count:
+        if not state.in_round:
+            if state.phase == "match_over":
+                first = new_game(rules, None, rng)
+                state = fold([first])
+                events = [first]
+            event = deal(state, rng)
+            events.append(event)
+            state = evolve(state, event)
+            continue
+        seat = state.turn
+        legal = legal_commands(state, seat)
+        if len(legal) > 1 and rng.random() < 0.3:
+            out.append((state, seat, [redact_event(e, seat) for e in events]))
+        command = bots[seat].choose(player_view(state, seat), legal, rng)
+        for event in decide(state, seat, command):
+            events.append(event)
+            state = evolve(state, event)
+    return out
+
+
+def _reshuffle_hidden(state, seat: int, rng: random.Random):
+    """The same position with every card ``seat`` cannot see dealt again: other hands and stock
+    keep their sizes; the view and the history of ``seat`` stay exactly the same."""
+    others = [s for s in range(3) if s != seat]
+    cards = list(state.stock)
+    for s in others:
+        cards.extend(c for c in range(52) if state.hands[s] >> c & 1)
+    rng.shuffle(cards)
+    hands = list(state.hands)
+    at = 0
+    for s in others:
+        n = state.hands[s].bit_count()
+        hands[s] = sum(1 << c for c in cards[at : at + n])
+        at += n
+    return state._replace(hands=tuple(hands), stock=tuple(cards[at:]))
+
+
+@pytest.mark.parametrize("name", ["easy", "normal", "hard", "greedy", "random"])
+def test_decisions_depend_only_on_what_the_seat_may_see(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searches = []
+    search = HardBot._search
+    monkeypatch.setattr(HardBot, "_search", lambda *a: searches.append(1) or search(*a))
+    rng = random.Random(2024)
+    changed = 0
+    for state, seat, history in _positions(rng, RuleSet(), 12):
+        other = _reshuffle_hidden(state, seat, rng)
+        changed += other.hands != state.hands or other.stock != state.stock
+        view = player_view(state, seat)
+        assert player_view(other, seat) == view
+        legal = legal_commands(state, seat)
+        assert legal_commands(other, seat) == legal
+        bot = make(name)
+        for seed in range(3):
+            a = bot.choose(view, legal, random.Random(seed), history)
+            b = bot.choose(player_view(other, seat), legal, random.Random(seed), history)
+            assert command_key(a) == command_key(b)
+    assert changed >= 10  # the hidden cards really did differ
+    if name == "hard":
+        assert len(searches) >= 10  # the Monte Carlo search itself ran on those deals
+
+
+def test_hard_bot_is_deterministic_for_a_seed_without_a_clock() -> None:
+    state, seat, history = _positions(random.Random(5), RuleSet(), 3)[-1]
+    view, legal = player_view(state, seat), legal_commands(state, seat)
+    picks = {command_key(small_hard().choose(view, legal, random.Random(1), history)) for _ in "ab"}
+    assert len(picks) == 1
+
+
+def test_wilson_interval() -> None:
+    lo, hi = wilson(300, 600)
+    assert lo < 0.5 < hi and hi - lo < 0.09
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+
+
+def test_tournament_cli_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    tournament_main(
+        [
+            "--bots",
+            "hard:playouts=16:time_limit=None,normal,easy",
+            "--matches",
+            "2",
+            "--seed",
+            "4",
+            "--no-progress",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "95% CI" in out and "hard" in out and "chips/round" in out
+    assert "matches: 2" in out
+
+
+def test_tournament_results_do_not_depend_on_workers() -> None:
+    from games.rules.tournament import run
+
+    specs = ["normal", "greedy", "easy"]
+    one = run(specs, 3, seed=9, workers=1, progress=False)
+    two = run(specs, 3, seed=9, workers=2, progress=False)
+    assert one.wins == two.wins and one.chips == two.chips and one.rounds == two.rounds
