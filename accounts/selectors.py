@@ -1,8 +1,242 @@
-"""Reads of accounts data (HackSoft styleguide: selectors read, services write)."""
+"""Reads of accounts data (HackSoft styleguide: selectors read, services write).
 
-from accounts.models import User
+Match history, stats and the leaderboard read the projections of ``accounts.projections``; they
+hold finished matches only, so a public profile never shows a match in play.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
+from django.db.models.functions import Lower
+from django.urls import reverse
+
+from accounts.match_records import DEFAULT_RATING, ordinal
+from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
+from tongits_site.api_errors import ApiError
+
+
+class PlayerNotFound(ApiError):
+    status_code = 404
+    default_code = "not_found"
+    default_detail = "No such player."
+
+
+class MatchNotFound(ApiError):
+    status_code = 404
+    default_code = "not_found"
+    default_detail = "No finished match with that id."
 
 
 def user_username_taken(*, username: str) -> bool:
     """Whether a user already has this username, ignoring case."""
     return User.objects.filter(username__iexact=username).exists()
+
+
+def _by_username(username: str) -> QuerySet[User]:
+    # lower(username) = ... uses the case-insensitive unique index (iexact would not).
+    return User.objects.annotate(username_lower=Lower("username")).filter(
+        username_lower=username.lower()
+    )
+
+
+def player_get(*, username: str) -> User:
+    """An active account (a person or a bot level) by username, ignoring case."""
+    user = _by_username(username).filter(is_active=True).first()
+    if user is None:
+        raise PlayerNotFound(f"No player named {username!r}.")
+    return user
+
+
+def player_match_list(
+    *,
+    player: User,
+    result: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    opponent: str | None = None,
+    rules: str | None = None,
+) -> QuerySet[PlayerMatch]:
+    """The player's finished matches, newest first (``since`` <= ended_at < ``until``).
+
+    Served by the (player, -ended_at, -id) index; the other filters narrow that scan.
+    """
+    qs = PlayerMatch.objects.filter(player=player)
+    if result:
+        qs = qs.filter(result=result)
+    if since:
+        qs = qs.filter(ended_at__gte=since)
+    if until:
+        qs = qs.filter(ended_at__lt=until)
+    if rules:
+        qs = qs.filter(rules_preset=rules)
+    if opponent:
+        other = _by_username(opponent).values_list("pk", flat=True).first()
+        if other is None:
+            return qs.none()
+        qs = qs.filter(Q(opponent_1_id=other) | Q(opponent_2_id=other))
+    return qs.select_related("opponent_1", "opponent_2").order_by("-ended_at", "-id")
+
+
+def replay_url(game_id: uuid.UUID | str) -> str:
+    return reverse("game-replay", kwargs={"game_id": game_id})
+
+
+def match_url(game_id: uuid.UUID | str) -> str:
+    return reverse("match-detail", kwargs={"game_id": game_id})
+
+
+def rating_dict(mu: float, sigma: float) -> dict[str, float]:
+    """The rating as the API shows it: conservative ``ordinal`` (mu - 3 sigma), mu, sigma."""
+    return {"ordinal": ordinal(mu, sigma), "mu": mu, "sigma": sigma}
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def player_stats(*, player: User) -> dict[str, Any]:
+    """A player's totals and rating (zeros and the starting rating before any match)."""
+    stats = PlayerStats.objects.filter(player=player).first()
+    if stats is None:
+        stats = PlayerStats(player=player, mu=DEFAULT_RATING[0], sigma=DEFAULT_RATING[1])
+    rounds = stats.rounds_played
+    return {
+        "username": player.username,
+        "is_bot": player.is_bot,
+        "matches": stats.matches,
+        "wins": stats.wins,
+        "losses": stats.matches - stats.wins,
+        "win_rate": _ratio(stats.wins, stats.matches),
+        "rounds_played": rounds,
+        "rounds_won": stats.rounds_won,
+        "rounds_won_by": {
+            "tongits": stats.tongits_wins,
+            "draw": stats.draw_wins,
+            "stock_out": stats.stock_out_wins,
+        },
+        "rounds_lost_to": {
+            "tongits": stats.tongits_losses,
+            "draw": stats.draw_losses,
+            "stock_out": stats.stock_out_losses,
+        },
+        "rounds_without_winner": stats.rounds_without_winner,
+        "times_burned": stats.times_burned,
+        "draw_calls": stats.draw_calls,
+        "draw_calls_won": stats.draw_calls_won,
+        "draw_call_success": _ratio(stats.draw_calls_won, stats.draw_calls),
+        "challenges": stats.challenges,
+        "challenges_won": stats.challenges_won,
+        "time_outs": stats.time_outs,
+        "chips_net": stats.chips,
+        "average_deadwood": _ratio(stats.deadwood_total, rounds),
+        "rating": rating_dict(stats.mu, stats.sigma),
+        "last_match_at": stats.last_match_at,
+    }
+
+
+def leaderboard(*, min_games: int = 1) -> QuerySet[PlayerStats]:
+    """Players (bots included) by conservative rating, best first, with at least ``min_games``."""
+    return (
+        PlayerStats.objects.filter(matches__gte=min_games, player__is_active=True)
+        .select_related("player")
+        .order_by("-ordinal", "player_id")
+    )
+
+
+def match_detail(*, game_id: uuid.UUID | str) -> dict[str, Any]:
+    """A finished match: rules, times, each seat's result and every round; links to replay."""
+    try:
+        record = MatchRecord.objects.get(pk=game_id)
+    except (MatchRecord.DoesNotExist, ValueError, ValidationError):
+        raise MatchNotFound() from None
+    rows = {
+        row.seat: row for row in PlayerMatch.objects.filter(match=record).select_related("player")
+    }
+    seats = []
+    for index, spec in enumerate(record.seats):
+        row = rows.get(index)
+        entry: dict[str, Any] = {
+            "seat": index,
+            "kind": spec.get("kind", "user"),
+            "username": row.player.username if row else spec.get("username"),
+            "level": spec.get("level"),
+            "placement": record.placements[index],
+            "rounds_won": record.round_wins[index],
+            "chips": sum(r["payouts"][index] for r in record.rounds),
+            "rating_before": rating_dict(row.mu_before, row.sigma_before) if row else None,
+            "rating_after": rating_dict(row.mu, row.sigma) if row else None,
+        }
+        seats.append(entry)
+    return {
+        "game_id": record.pk,
+        "rules_preset": record.rules_preset,
+        "rules": record.rules,
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+        "winner_seat": record.winner_seat,
+        "seats": seats,
+        "rounds": record.rounds,
+        "replay": replay_url(record.pk),
+        "audit": reverse("game-audit", kwargs={"game_id": record.pk}),
+    }
+
+
+def history_item(row: PlayerMatch) -> dict[str, Any]:
+    """One row of a player's history as the API shows it (opponents selected with the row)."""
+    return {
+        "match_id": row.match_id,
+        "url": match_url(row.match_id),
+        "replay": replay_url(row.match_id),
+        "started_at": row.started_at,
+        "ended_at": row.ended_at,
+        "rules_preset": row.rules_preset,
+        "seat": row.seat,
+        "result": row.result,
+        "placement": row.placement,
+        "rounds_played": row.rounds_played,
+        "rounds_won": row.rounds_won,
+        "rounds_won_by": {
+            "tongits": row.tongits_wins,
+            "draw": row.draw_wins,
+            "stock_out": row.stock_out_wins,
+        },
+        "rounds_lost_to": {
+            "tongits": row.tongits_losses,
+            "draw": row.draw_losses,
+            "stock_out": row.stock_out_losses,
+        },
+        "rounds_without_winner": row.rounds_without_winner,
+        "times_burned": row.times_burned,
+        "draw_calls": row.draw_calls,
+        "draw_calls_won": row.draw_calls_won,
+        "challenges": row.challenges,
+        "challenges_won": row.challenges_won,
+        "time_outs": row.time_outs,
+        "chips": row.chips,
+        "average_deadwood": _ratio(row.deadwood_total, row.rounds_played),
+        "opponents": [
+            {"username": other.username, "is_bot": other.is_bot}
+            for other in (row.opponent_1, row.opponent_2)
+            if other is not None
+        ],
+        "rating_before": rating_dict(row.mu_before, row.sigma_before),
+        "rating_after": rating_dict(row.mu, row.sigma),
+    }
+
+
+def leaderboard_entry(stats: PlayerStats, rank: int) -> dict[str, Any]:
+    return {
+        "rank": rank,
+        "username": stats.player.username,
+        "is_bot": stats.player.is_bot,
+        "rating": rating_dict(stats.mu, stats.sigma),
+        "matches": stats.matches,
+        "wins": stats.wins,
+        "win_rate": _ratio(stats.wins, stats.matches),
+        "chips_net": stats.chips,
+    }

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 
-from accounts.models import User
+from accounts.models import BOT_USERNAME_PREFIX, User
 from accounts.selectors import user_username_taken
 from tongits_site.api_errors import ApiError
 
@@ -20,6 +20,11 @@ from tongits_site.api_errors import ApiError
 class UsernameTaken(ApiError):
     default_code = "username_taken"
     default_detail = "A user with that username already exists."
+
+
+class UsernameReserved(ApiError):
+    default_code = "username_reserved"
+    default_detail = f"Usernames starting with {BOT_USERNAME_PREFIX!r} belong to the bots."
 
 
 class InvalidCredentials(AuthenticationFailed):
@@ -31,6 +36,8 @@ class InvalidCredentials(AuthenticationFailed):
 def user_register(*, username: str, password: str, email: str = "") -> tuple[User, Token]:
     """Create a user (password checked by AUTH_PASSWORD_VALIDATORS) and their API token."""
     username = User.normalize_username(username)
+    if username.lower().startswith(BOT_USERNAME_PREFIX):  # bot-easy, ... play under these
+        raise UsernameReserved()
     if user_username_taken(username=username):
         raise UsernameTaken()
     user = User(username=username, email=User.objects.normalize_email(email))

@@ -8,6 +8,8 @@ from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from games.models import Event, Game, Seat
 
@@ -36,13 +38,31 @@ class SeatInline(admin.TabularInline):
 class GameAdmin(ReadOnly):
     list_display = ("id", "status", "version", "phase", "round", "current_seat", "created_at")
     list_filter = ("status",)
+    search_fields = ("id",)
     exclude = ("snapshot",)  # hands and stock: not for casual eyes
+    readonly_fields = ("events", "match_record")
     inlines = [SeatInline]
+
+    @admin.display(description="events")
+    def events(self, obj: Game) -> str:
+        """The game's event stream (one row per event, in seq order) in the event admin."""
+        url = reverse("admin:games_event_changelist") + f"?game__id__exact={obj.pk}"
+        return format_html('<a href="{}">{} events</a>', url, obj.version)
+
+    @admin.display(description="match record")
+    def match_record(self, obj: Game) -> str:
+        """The finished match's projection (accounts), if it has been settled."""
+        record = getattr(obj, "record", None)
+        if record is None:
+            return "-"
+        url = reverse("admin:accounts_matchrecord_change", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, record)
 
 
 @admin.register(Event)
 class EventAdmin(ReadOnly):
     list_display = ("game", "seq", "type", "actor", "recorded_at")
     list_filter = ("type",)
+    ordering = ("game", "seq")
     search_fields = ("game__id",)
     list_select_related = ("game",)

@@ -46,3 +46,194 @@ class TokenOutputSerializer(serializers.Serializer):
 
 class RegisterOutputSerializer(TokenOutputSerializer):
     user = UserOutputSerializer()
+
+
+# ---------------------------------------------------------------- players, history, leaderboard
+
+
+class RatingSerializer(serializers.Serializer):
+    ordinal = serializers.FloatField(
+        help_text="Conservative rating, mu - 3 sigma: the leaderboard's order (starts at 0)."
+    )
+    mu = serializers.FloatField(help_text="openskill (Plackett-Luce) skill estimate; starts at 25.")
+    sigma = serializers.FloatField(help_text="Uncertainty of mu; starts at 25/3 and shrinks.")
+
+
+class RoundKindsSerializer(serializers.Serializer):
+    tongits = serializers.IntegerField()
+    draw = serializers.IntegerField()
+    stock_out = serializers.IntegerField(help_text="Turn-cap rounds are settled as stock outs.")
+
+
+class PlayerMatchesQuerySerializer(serializers.Serializer):
+    DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
+
+    result = serializers.ChoiceField(
+        choices=["win", "loss"], required=False, help_text="Only matches won, or lost."
+    )
+    since = serializers.DateTimeField(
+        required=False,
+        input_formats=DATE_FORMATS,
+        help_text="Matches that ended at or after this time (ISO 8601, or a date).",
+    )
+    until = serializers.DateTimeField(
+        required=False,
+        input_formats=DATE_FORMATS,
+        help_text="Matches that ended before this time (ISO 8601, or a date).",
+    )
+    opponent = serializers.CharField(
+        required=False, max_length=USERNAME_MAX_LENGTH, help_text="Only matches against this user."
+    )
+    rules = serializers.ChoiceField(
+        choices=["standard", "house", "custom"],
+        required=False,
+        help_text="Rules preset (turn time aside); custom is any other set of options.",
+    )
+
+
+class OpponentSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    is_bot = serializers.BooleanField()
+
+
+class PlayerMatchOutputSerializer(serializers.Serializer):
+    game_id = serializers.UUIDField(source="match_id")
+    url = serializers.CharField(help_text="This match's detail.")
+    replay = serializers.CharField(help_text="The game's replay (GET, authenticated).")
+    started_at = serializers.DateTimeField()
+    ended_at = serializers.DateTimeField()
+    rules = serializers.CharField(source="rules_preset", help_text="standard, house or custom.")
+    seat = serializers.IntegerField()
+    result = serializers.ChoiceField(choices=["win", "loss"])
+    placement = serializers.IntegerField(help_text="1 (the match winner) to 3; equals share.")
+    rounds_played = serializers.IntegerField()
+    rounds_won = serializers.IntegerField()
+    rounds_won_by = RoundKindsSerializer()
+    rounds_lost_to = RoundKindsSerializer(help_text="Rounds another seat won, by how.")
+    rounds_without_winner = serializers.IntegerField()
+    times_burned = serializers.IntegerField()
+    draw_calls = serializers.IntegerField()
+    draw_calls_won = serializers.IntegerField()
+    challenges = serializers.IntegerField()
+    challenges_won = serializers.IntegerField()
+    time_outs = serializers.IntegerField()
+    chips = serializers.IntegerField(help_text="Net chips won (+) or lost (-).")
+    average_deadwood = serializers.FloatField(allow_null=True)
+    opponents = OpponentSerializer(many=True, help_text="The next seat, then the one after.")
+    rating_before = RatingSerializer()
+    rating_after = RatingSerializer()
+
+
+class PlayerStatsSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    is_bot = serializers.BooleanField()
+    matches = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    win_rate = serializers.FloatField(allow_null=True)
+    rounds_played = serializers.IntegerField()
+    rounds_won = serializers.IntegerField()
+    rounds_won_by = RoundKindsSerializer()
+    rounds_lost_to = RoundKindsSerializer()
+    rounds_without_winner = serializers.IntegerField()
+    times_burned = serializers.IntegerField()
+    draw_calls = serializers.IntegerField()
+    draw_calls_won = serializers.IntegerField()
+    draw_call_success = serializers.FloatField(
+        allow_null=True, help_text="Share of Draw calls that won the round."
+    )
+    challenges = serializers.IntegerField()
+    challenges_won = serializers.IntegerField()
+    time_outs = serializers.IntegerField()
+    chips_net = serializers.IntegerField()
+    average_deadwood = serializers.FloatField(
+        allow_null=True, help_text="Mean deadwood points in hand at the end of a round."
+    )
+    rating = RatingSerializer()
+    last_match_at = serializers.DateTimeField(allow_null=True)
+
+
+class LeaderboardQuerySerializer(serializers.Serializer):
+    min_games = serializers.IntegerField(
+        required=False,
+        default=1,
+        min_value=0,
+        max_value=1_000_000,
+        help_text="Only players with at least this many finished matches (default 1).",
+    )
+
+
+class LeaderboardEntrySerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    username = serializers.CharField()
+    is_bot = serializers.BooleanField()
+    rating = RatingSerializer()
+    matches = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    win_rate = serializers.FloatField(allow_null=True)
+    chips_net = serializers.IntegerField()
+
+
+class MatchSeatSerializer(serializers.Serializer):
+    seat = serializers.IntegerField()
+    kind = serializers.CharField(help_text="user or bot.")
+    username = serializers.CharField(allow_null=True, help_text="Bots play as bot-<level>.")
+    level = serializers.CharField(allow_null=True, help_text="Bot seats: easy, normal or hard.")
+    placement = serializers.IntegerField()
+    rounds_won = serializers.IntegerField()
+    chips = serializers.IntegerField()
+    rating_before = RatingSerializer(allow_null=True)
+    rating_after = RatingSerializer(allow_null=True)
+
+
+class MatchRoundSerializer(serializers.Serializer):
+    round = serializers.IntegerField()
+    reason = serializers.ChoiceField(choices=["tongits", "draw", "stock_out", "turn_cap"])
+    winner = serializers.IntegerField(allow_null=True, help_text="Seat; null: nobody won.")
+    draw_caller = serializers.IntegerField(allow_null=True)
+    challengers = serializers.ListField(child=serializers.IntegerField())
+    deadwood = serializers.ListField(child=serializers.IntegerField(), help_text="Per seat.")
+    burned = serializers.ListField(child=serializers.IntegerField(), help_text="Seats.")
+    payouts = serializers.ListField(child=serializers.IntegerField(), help_text="Per seat.")
+
+
+class MatchDetailSerializer(serializers.Serializer):
+    game_id = serializers.UUIDField()
+    rules_preset = serializers.CharField()
+    rules = serializers.DictField(help_text="Every option of the table's rules.")
+    started_at = serializers.DateTimeField()
+    ended_at = serializers.DateTimeField()
+    winner_seat = serializers.IntegerField()
+    seats = MatchSeatSerializer(many=True)
+    rounds = MatchRoundSerializer(many=True)
+    replay = serializers.CharField(help_text="GET it for the game at any step, all revealed.")
+    audit = serializers.CharField(help_text="GET it to verify the hash chain and the deals.")
+
+
+class PageQuerySerializer(serializers.Serializer):
+    cursor = serializers.CharField(
+        required=False, help_text="Opaque position: take it from a page's next or previous link."
+    )
+    page_size = serializers.IntegerField(
+        required=False, min_value=1, max_value=100, help_text="Matches per page (default 20)."
+    )
+
+
+class PlayerMatchesParamsSerializer(PlayerMatchesQuerySerializer, PageQuerySerializer):
+    """Filters and paging of the history (documentation: the view validates the two apart)."""
+
+
+class PlayerMatchPageSerializer(serializers.Serializer):
+    next = serializers.CharField(allow_null=True, help_text="The next (older) page, or null.")
+    previous = serializers.CharField(allow_null=True, help_text="The previous page, or null.")
+    results = PlayerMatchOutputSerializer(many=True)
+
+
+class LeaderboardParamsSerializer(LeaderboardQuerySerializer):
+    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=200)
+    offset = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10**9)
+
+
+class LeaderboardPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Players with at least min_games matches.")
+    results = LeaderboardEntrySerializer(many=True)

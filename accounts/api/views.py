@@ -1,14 +1,24 @@
 """Thin views: validate input, call a service or selector, serialize the output."""
 
+import uuid
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import services
+from accounts import selectors, services
 from accounts.api.serializers import (
+    LeaderboardPageSerializer,
+    LeaderboardParamsSerializer,
+    MatchDetailSerializer,
+    PlayerMatchesParamsSerializer,
+    PlayerMatchesQuerySerializer,
+    PlayerMatchPageSerializer,
+    PlayerStatsSerializer,
     RegisterInputSerializer,
     RegisterOutputSerializer,
     TokenInputSerializer,
@@ -18,6 +28,7 @@ from accounts.api.serializers import (
 from tongits_site.api_errors import error_responses
 
 TAGS = ["accounts"]
+PLAYERS = ["players"]
 
 
 class RegisterApi(APIView):
@@ -77,3 +88,94 @@ class MeApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response(UserOutputSerializer(request.user).data)
+
+
+# ---------------------------------------------------------------- players (public)
+
+
+class HistoryPagination(CursorPagination):
+    """Newest first; a cursor stays right while new matches arrive, and costs the same deep in a
+    long history as on the first page (no OFFSET, no COUNT)."""
+
+    ordering = ("-ended_at", "-id")
+    page_size = 20
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+
+class PlayerMatchesApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="players_matches",
+        summary="A player's finished matches, newest first (paginated by cursor)",
+        description="Public. Each match links to its detail and to the game's replay. "
+        "Bots have histories too: bot-easy, bot-normal, bot-hard.",
+        tags=PLAYERS,
+        parameters=[PlayerMatchesParamsSerializer],
+        responses={200: PlayerMatchPageSerializer, **error_responses(400, 401, 404)},
+    )
+    def get(self, request: Request, username: str) -> Response:
+        PlayerMatchesParamsSerializer(data=request.query_params).is_valid(raise_exception=True)
+        filters = PlayerMatchesQuerySerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        player = selectors.player_get(username=username)
+        rows = selectors.player_match_list(player=player, **filters.validated_data)
+        paginator = HistoryPagination()
+        page = paginator.paginate_queryset(rows, request, view=self)
+        body = {
+            "next": paginator.get_next_link(),
+            "previous": paginator.get_previous_link(),
+            "results": [selectors.history_item(row) for row in page],
+        }
+        return Response(PlayerMatchPageSerializer(body).data)
+
+
+class PlayerStatsApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="players_stats",
+        summary="A player's totals over finished matches, and their rating",
+        tags=PLAYERS,
+        responses={200: PlayerStatsSerializer, **error_responses(401, 404)},
+    )
+    def get(self, request: Request, username: str) -> Response:
+        player = selectors.player_get(username=username)
+        return Response(PlayerStatsSerializer(selectors.player_stats(player=player)).data)
+
+
+class LeaderboardApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="leaderboard",
+        summary="Players and bots by conservative rating (mu - 3 sigma), best first",
+        tags=PLAYERS,
+        parameters=[LeaderboardParamsSerializer],
+        responses={200: LeaderboardPageSerializer, **error_responses(400, 401)},
+    )
+    def get(self, request: Request) -> Response:
+        query = LeaderboardParamsSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        limit, offset = query.validated_data["limit"], query.validated_data["offset"]
+        board = selectors.leaderboard(min_games=query.validated_data["min_games"])
+        entries = [
+            selectors.leaderboard_entry(stats, offset + index + 1)
+            for index, stats in enumerate(board[offset : offset + limit])
+        ]
+        body = {"count": board.count(), "results": entries}
+        return Response(LeaderboardPageSerializer(body).data)
+
+
+class MatchDetailApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="matches_retrieve",
+        summary="A finished match: seats, placements, chips, ratings, rounds; replay link",
+        tags=PLAYERS,
+        responses={200: MatchDetailSerializer, **error_responses(401, 404)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        return Response(MatchDetailSerializer(selectors.match_detail(game_id=game_id)).data)
