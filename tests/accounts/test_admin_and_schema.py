@@ -70,3 +70,14 @@ def test_schema_documents_the_players_api(tmp_path):
     board = paths["/api/v1/leaderboard"]["get"]
     assert {"min_games", "limit", "offset"} <= {p["name"] for p in board["parameters"]}
     assert {"200", "404"} <= set(paths["/api/v1/matches/{game_id}"]["get"]["responses"])
+
+
+def test_bench_history_runs_and_leaves_nothing_behind(capsys):
+    """The benchmark itself (``manage.py bench_history``) on a small history."""
+    call_command("bench_history", "--matches", "300", "--repeats", "3")
+    out = capsys.readouterr().out
+    assert "Index Scan using accounts_pm_history" in out and "OK: first page" in out
+    assert (
+        not PlayerMatch.objects.exists()
+        and not User.objects.filter(username__startswith="bench-").exists()
+    )
