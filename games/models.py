@@ -5,7 +5,11 @@ TRUNCATE, and each row carries a hash chained to the previous one, so an edit ma
 trigger is still visible (``games.store.verify_chain``). ``Game`` is a projection kept in step
 with the events inside the append transaction: lists, the sweeper and the lock read it; it is
 never the truth. Its ``snapshot`` column is the rules state at ``version`` so a move loads one
-row instead of re-folding the stream.
+row instead of re-folding the stream; ``awaiting`` says what the table waits for, so the sweeper
+finds stalled tables with an index instead of folding anything.
+
+``MatchResult`` is the settlement of a finished match, one row per seat: match history, stats
+and ratings are built on it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,15 @@ class Game(models.Model):
         FINISHED = "finished", "match over"
         ABANDONED = "abandoned", "abandoned before the start"
 
+    class Awaiting(models.TextChoices):
+        """What the table waits for; the server owes the work for every value but user/none."""
+
+        NONE = "", "nothing (waiting for players, or settled)"
+        USER = "user", "a user seat to act or answer"
+        BOT = "bot", "a bot seat to act or answer"
+        DEAL = "deal", "the next deal"
+        SETTLE = "settle", "the settlement of the finished match"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.WAITING)
     rules = models.JSONField(help_text="RuleSet.to_dict() of the table's variant.")
@@ -35,6 +48,9 @@ class Game(models.Model):
     current_seat = models.SmallIntegerField(null=True, blank=True)
     turn_deadline = models.DateTimeField(null=True, blank=True)
     winner_seat = models.SmallIntegerField(null=True, blank=True)
+    awaiting = models.CharField(
+        max_length=8, choices=Awaiting.choices, blank=True, default=Awaiting.NONE
+    )
     # state_to_dict() of the state at ``version``: secret (hands, stock, salt); never serialize it.
     snapshot = models.JSONField(null=True, blank=True, editable=False)
     created_by = models.ForeignKey(
@@ -44,6 +60,7 @@ class Game(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True, help_text="MatchResult rows written.")
 
     class Meta:
         indexes = [
@@ -53,6 +70,12 @@ class Game(models.Model):
                 fields=["turn_deadline"],
                 name="games_game_active_deadline",
                 condition=Q(status="active"),
+            ),
+            # The sweeper's other question: which tables owe server work, since when?
+            models.Index(
+                fields=["awaiting", "updated_at"],
+                name="games_game_server_work",
+                condition=Q(awaiting__in=["bot", "deal", "settle"]),
             ),
         ]
         constraints = [
@@ -158,3 +181,43 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}:{self.key}"
+
+
+class MatchResult(models.Model):
+    """One seat's result of a finished match, written once by ``games.services.settle``.
+
+    ``placement`` is 1 to 3 by rounds won, then chips; seats equal on both share a placement
+    (1, 2, 2). ``user`` is the seat's user (null for a bot seat, or a deleted account).
+    """
+
+    game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="results")
+    seat = models.PositiveSmallIntegerField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="match_results",
+    )
+    bot_level = models.CharField(max_length=16, blank=True, default="", help_text="Bot seats.")
+    placement = models.PositiveSmallIntegerField()
+    rounds_won = models.PositiveSmallIntegerField()
+    chips = models.IntegerField(help_text="Net chips over the match (the seats sum to zero).")
+    settled_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["game", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "seat"], name="games_matchresult_unique_seat"),
+            models.CheckConstraint(condition=Q(seat__lte=2), name="games_matchresult_seat_range"),
+            models.CheckConstraint(
+                condition=Q(placement__gte=1, placement__lte=3),
+                name="games_matchresult_placement_range",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["user", "-settled_at"], name="games_matchresult_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.game_id} seat {self.seat}: #{self.placement}"

@@ -281,6 +281,27 @@ def _commitment_ok(data: dict[str, Any]) -> bool:
         return False
 
 
+# ---------------------------------------------------------------- the sweeper's questions
+
+
+def overdue_turns(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of active games whose turn deadline passed before ``before``, oldest first.
+
+    Uses the partial index on ``turn_deadline`` of active games.
+    """
+    qs = Game.objects.filter(status=Game.Status.ACTIVE, turn_deadline__lt=before)
+    return list(qs.order_by("turn_deadline").values_list("id", "version")[:limit])
+
+
+def tables_awaiting(awaiting: str, *, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of games waiting on the server's ``awaiting`` work since before ``before``.
+
+    Uses the partial index on (awaiting, updated_at) of games that owe server work.
+    """
+    qs = Game.objects.filter(awaiting=awaiting, updated_at__lt=before)
+    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
+
+
 def table_dict(game: Game) -> dict[str, Any]:
     """A table as the API lists it: public facts only (never the snapshot)."""
     return {

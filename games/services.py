@@ -5,8 +5,12 @@ here knows a rule of Tongits; commands go to ``games.rules.decide`` and its ``Il
 back as HTTP 422 with the same ``code``.
 
 ``submit_command`` is the one door for every move: a human's (``user=``) or a bot driver's
-(``seat=`` of a bot seat, no user). Follow-ups that the rules do not make themselves (dealing the
-next round) live in ``_after_append`` so a task queue can take them over in one place.
+(``seat=`` of a bot seat, no user; ``play_bot_turn`` is that driver). What the server plays
+itself (a bot's move, a turn's time-out, the next deal, the settlement) is queued by
+``games.scheduling`` from ``_after_append``, on commit, and carried out by the services
+``play_bot_turn``, ``expire_turn``, ``deal_next_round`` and ``settle`` that ``games.tasks`` calls.
+Each takes the version it was queued for and does nothing (``Outcome.MOVED_ON``) if the game has
+moved on, so a task run twice, late or out of order changes nothing.
 """
 
 from __future__ import annotations
@@ -17,15 +21,29 @@ import logging
 import random
 import uuid
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from games import selectors, store
-from games.models import Event, Game, IdempotencyRecord, Seat
-from games.rules import IllegalMove, RuleSet, deal, decide, new_game
+from games import scheduling, selectors, store
+from games.models import Event, Game, IdempotencyRecord, MatchResult, Seat
+from games.rules import (
+    GameState,
+    IllegalMove,
+    RuleSet,
+    deal,
+    decide,
+    legal_commands,
+    new_game,
+    player_view,
+    redact_event,
+    time_out,
+)
+from games.rules.bots import get_bot
 from tongits_site.api_errors import ApiError, Conflict
 
 logger = logging.getLogger(__name__)
@@ -174,7 +192,14 @@ def table_create(
             raise InvalidSeats(f"Seat {index}: kind must be user, open or bot.")
         rows.append(row)
     Seat.objects.bulk_create(rows)
+    if _quick_play(rows, user):
+        _start(game, rows, user)
     return game
+
+
+def _quick_play(seats: list[Seat], creator: Any) -> bool:
+    """A table nobody else has to agree to (no open seat, no other user) starts at once."""
+    return all(s.bot_level or s.user_id == creator.pk for s in seats)
 
 
 def _lock_table(game_id: uuid.UUID | str) -> Game:
@@ -237,6 +262,11 @@ def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
         raise selectors.NotAPlayer("You do not sit at this table.")
     if any(s.kind == "open" for s in seats):
         raise TableNotFull()
+    return _start(game, seats, user)
+
+
+def _start(game: Game, seats: list[Seat], user: Any) -> Game:
+    """``game_started`` and the first deal on a locked (or just created) full table."""
     seat_dicts: list[dict[str, Any]] = []
     for s in seats:
         if s.bot_level:
@@ -249,6 +279,7 @@ def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
         locked, [new_game(RuleSet.from_dict(game.rules), seat_dicts, rng)], _user_actor(user)
     )
     store.append_locked(locked, [deal(locked.state, rng)], SYSTEM_ACTOR)
+    _after_append(locked)
     return locked.game
 
 
@@ -374,15 +405,22 @@ def submit_command(
 
 
 def _after_append(locked: store.Locked) -> list[Event]:
-    """Follow-ups the server plays itself after a command, in the same transaction for now.
+    """Follow-ups of an append, in its transaction: queue the server's work on commit.
 
-    A round that ended without ending the match is followed by the next deal. (The Celery
-    issue moves this to a task scheduled on commit; bot turns and time-outs will start here.)
+    The next deal is a task after ``TONGITS_NEXT_ROUND_DELAY_SECONDS``; a negative delay deals
+    at once in this transaction instead (the API tests use it: they run without a worker).
+    Returns the events appended here (the synchronous deal), if any.
     """
+    rows: list[Event] = []
     state = locked.state
-    if state is not None and state.phase == "round_over":
-        return store.append_locked(locked, [deal(state, random.SystemRandom())], SYSTEM_ACTOR)
-    return []
+    if (
+        state is not None
+        and state.phase == "round_over"
+        and settings.TONGITS_NEXT_ROUND_DELAY_SECONDS < 0
+    ):
+        rows = store.append_locked(locked, [deal(state, random.SystemRandom())], SYSTEM_ACTOR)
+    scheduling.after_append(locked.game)
+    return rows
 
 
 def _command_body(locked: store.Locked, rows: list[Event], seat: int) -> dict[str, Any]:
@@ -394,3 +432,154 @@ def _command_body(locked: store.Locked, rows: list[Event], seat: int) -> dict[st
         "events": [selectors.feed_item(row, seat, reveal) for row in rows],
         "game": selectors.game_payload(game, state, seat),
     }
+
+
+# ---------------------------------------------------------------- the server's own moves
+
+
+class Outcome(StrEnum):
+    """What a follow-up service did; the tasks return it, so the worker's log tells."""
+
+    DONE = "done"
+    MOVED_ON = "moved_on"  # the game is no longer at the version the work was queued for
+    NOTHING = "nothing_to_do"  # at that version, there is nothing of this kind to do
+    EARLY = "early"  # a time-out before the deadline: queued again for the deadline
+    REFUSED = "refused"  # the rules refused a bot's command (a bot bug; the time-out covers it)
+
+
+def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """One command for the bot seat to act (or to answer a Draw), if the game is at that version.
+
+    The bot sees what a player of its seat sees: ``player_view``, ``legal_commands`` and, if it
+    ``uses_history``, its seat's redacted events of this round. It chooses without holding the
+    row lock (a strong bot thinks for a while), then submits through ``submit_command`` like a
+    human, so a move made meanwhile turns its command into a stale one, never a second move.
+    The next command is queued on commit by ``_after_append``.
+    """
+    game = store.get_game(game_id)
+    if game.version != expected_version:
+        return Outcome.MOVED_ON
+    state = store.state_of(game)
+    if state is None or not state.in_round:
+        return Outcome.NOTHING
+    seat = state.turn
+    spec = state.seats[seat]
+    if spec.get("kind") != "bot":
+        return Outcome.NOTHING
+    legal = legal_commands(state, seat)
+    if not legal:
+        return Outcome.NOTHING
+    bot = get_bot(spec.get("level", "normal"))
+    rng = random.Random(random.SystemRandom().getrandbits(64))
+    view = player_view(state, seat)
+    if getattr(bot, "uses_history", False):
+        command = bot.choose(view, legal, rng, history=_round_history(game, state, seat))
+    else:
+        command = bot.choose(view, legal, rng)
+    try:
+        submit_command(
+            game_id=game.pk, seat=seat, command=command, expected_version=expected_version
+        )
+    except store.StaleVersion:
+        return Outcome.MOVED_ON
+    except MoveRefused as exc:
+        logger.error(
+            "bot %s refused at %s v%s: %r (%s)", bot.name, game.pk, game.version, command, exc.code
+        )
+        return Outcome.REFUSED
+    return Outcome.DONE
+
+
+def _round_history(game: Game, state: GameState, seat: int) -> list[dict[str, Any]]:
+    """The seat's events of the current round (from its ``round_started``), redacted for it."""
+    start = (
+        Event.objects.filter(game_id=game.pk, type="round_started", seq__lte=state.version)
+        .order_by("-seq")
+        .values_list("seq", flat=True)
+        .first()
+    ) or 1
+    rows = store.load_events(game.pk, after=start - 1, upto=state.version)
+    return [redact_event(data, seat) for data in rows.values_list("data", flat=True)]
+
+
+def expire_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """Play for the seat whose turn deadline passed (RULES.md "Time"), at that version only.
+
+    Appends the rules core's ``time_out`` events (``turn_timed_out``, then the moves played for
+    the seat; a pending Draw answer folds) as ``system``. Under the same row lock as a player's
+    command, so a move and a time-out at the same version never both happen. Before the
+    deadline (a task run early) it queues itself again for the deadline.
+    """
+    with transaction.atomic():
+        locked = store.lock(game_id)
+        game, state = locked.game, locked.state
+        if game.version != expected_version:
+            return Outcome.MOVED_ON
+        if state is None or not state.in_round or game.turn_deadline is None:
+            return Outcome.NOTHING
+        if timezone.now() < game.turn_deadline:
+            scheduling.expire_at_deadline(game)
+            return Outcome.EARLY
+        store.append_locked(locked, time_out(state), SYSTEM_ACTOR)
+        _after_append(locked)
+    return Outcome.DONE
+
+
+def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """Deal the next round of a match whose round ended at that version."""
+    with transaction.atomic():
+        locked = store.lock(game_id)
+        if locked.game.version != expected_version:
+            return Outcome.MOVED_ON
+        state = locked.state
+        if state is None or state.phase not in ("dealing", "round_over"):
+            return Outcome.NOTHING
+        store.append_locked(locked, [deal(state, random.SystemRandom())], SYSTEM_ACTOR)
+        _after_append(locked)
+    return Outcome.DONE
+
+
+def placements(round_wins: list[int], chips: list[int]) -> list[int]:
+    """1 to 3 per seat: by rounds won, then chips; equal seats share the better place."""
+    keys = list(zip(round_wins, chips, strict=True))
+    return [1 + sum(other > key for other in keys) for key in keys]
+
+
+@transaction.atomic
+def settle(*, game_id: uuid.UUID | str) -> list[MatchResult]:
+    """Record a finished match's result per seat (``MatchResult``), once.
+
+    Idempotent: under the game's row lock, rows that exist are kept as they are (and the
+    unique (game, seat) constraint backs that up), so a redelivered task changes nothing.
+    A match that has not ended gets no rows (``[]``).
+    """
+    game = store.get_game(game_id, lock=True)
+    state = store.state_of(game)
+    if state is None or state.phase != "match_over":
+        return []
+    settled_at = game.settled_at or timezone.now()
+    wins, chips = list(state.round_wins), list(state.chips)
+    places = placements(wins, chips)
+    seats = {s.index: s for s in game.seats.all()}
+    results = []
+    for index in range(3):
+        row = seats.get(index)
+        result, _ = MatchResult.objects.get_or_create(
+            game=game,
+            seat=index,
+            defaults={
+                "user_id": row.user_id if row else None,
+                "bot_level": row.bot_level if row else "",
+                "placement": places[index],
+                "rounds_won": wins[index],
+                "chips": chips[index],
+                "settled_at": settled_at,
+            },
+        )
+        results.append(result)
+    if game.settled_at is None or game.awaiting or game.status != Game.Status.FINISHED:
+        game.settled_at = settled_at
+        game.status = Game.Status.FINISHED
+        game.awaiting = Game.Awaiting.NONE
+        game.save(update_fields=["settled_at", "status", "awaiting", "updated_at"])
+    return results

@@ -2,9 +2,9 @@
 
 Every game is an append-only stream of ``games_event`` rows. Appending is one transaction: lock
 the game row, check the expected version, insert the events with consecutive ``seq`` and update
-the ``games_game`` projection (version, snapshot, phase, turn, deadline). Two writers with the
-same expected version cannot both succeed: the second waits for the lock, then sees a newer
-version and gets ``StaleVersion`` (HTTP 409), never a lost or doubled move.
+the ``games_game`` projection (version, snapshot, phase, turn, deadline, awaiting). Two writers
+with the same expected version cannot both succeed: the second waits for the lock, then sees a
+newer version and gets ``StaleVersion`` (HTTP 409), never a lost or doubled move.
 
 Each event's ``hash`` is ``sha256(prev_hash + canonical JSON)`` of the envelope
 ``{"game", "seq", "actor", "recorded_at", "data"}`` (keys sorted, compact separators), with
@@ -230,6 +230,18 @@ def _turn_key(state: GameState | None) -> tuple | None:
     return (state.round, state.turns, state.turn, state.phase == "draw_call", len(state.answers))
 
 
+def _awaiting(game: Game, state: GameState) -> str:
+    """What the table waits for next: the sweeper's index looks for the server's share."""
+    if state.phase in IN_ROUND:
+        seat = state.seats[state.turn] if 0 <= state.turn < len(state.seats) else {}
+        return Game.Awaiting.BOT if seat.get("kind") == "bot" else Game.Awaiting.USER
+    if state.phase in ("dealing", "round_over"):
+        return Game.Awaiting.DEAL
+    if state.phase == "match_over" and game.settled_at is None:
+        return Game.Awaiting.SETTLE
+    return Game.Awaiting.NONE
+
+
 def _project(game: Game, before: GameState | None, after: GameState, now: datetime) -> None:
     """Derive the projection columns of ``games_game`` from the state after an append."""
     game.version = after.version
@@ -237,6 +249,7 @@ def _project(game: Game, before: GameState | None, after: GameState, now: dateti
     game.phase = after.phase
     game.round = after.round
     game.current_seat = after.turn if after.turn >= 0 else None
+    game.awaiting = _awaiting(game, after)
     if after.phase == "match_over":
         game.status = Game.Status.FINISHED
         game.finished_at = game.finished_at or now

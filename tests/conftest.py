@@ -11,11 +11,17 @@ Fixtures:
                           user's token (a new user when none is given); ``client.user`` and
                           ``client.token`` are set on it
     auth_client           ``auth_client_factory()``: a client logged in as a fresh user
+    game_timing           (autouse) no bot delay; the next round dealt at once, in the
+                          command's transaction (tests/tasks deals through the worker instead)
+
+Celery publishes to ``TEST_BROKER_URL`` (its own Redis database, which tests/tasks empties),
+never to a developer's or CI's broker: transactional tests queue follow-ups on commit.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable
 
 import psycopg
@@ -24,9 +30,14 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tongits_site.celery import app as celery_app
 from tongits_site.ensure_db import server_params
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
+TEST_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+# Before anything connects: the app's connection pool is made on first use.
+celery_app.conf.broker_url = TEST_BROKER_URL
 
 _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "django_db_blocker"}
 
@@ -62,6 +73,13 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
     db = settings.DATABASES["default"]
     tag = hashlib.sha256(str(settings.BASE_DIR).encode()).hexdigest()[:8]
     db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{tag}"
+
+
+@pytest.fixture(autouse=True)
+def game_timing(settings) -> None:
+    """Tests without a worker: bots at once, and the next deal inside the command's append."""
+    settings.TONGITS_BOT_DELAY_SECONDS = 0.0
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ Variables (defaults suit a developer machine; production must set the first thre
     LOG_LEVEL              INFO
     TONGITS_VAR_DIR        runtime files: static files, beat schedule, embedded PostgreSQL (var/)
     TONGITS_BOT_DELAY_SECONDS         pause before a bot moves, so people can follow (0.8)
-    TONGITS_NEXT_ROUND_DELAY_SECONDS  pause between a round's end and the next deal (3)
+    TONGITS_NEXT_ROUND_DELAY_SECONDS  pause between a round's end and the next deal (3; a
+                                      negative value deals at once, without a task)
     TONGITS_SWEEP_INTERVAL_SECONDS    period of the beat task that re-queues lost work (10)
 
 `python -m tongits_site.stack` (`make run`) fills in DATABASE_URL and CELERY_BROKER_URL with an
@@ -162,12 +163,26 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
+# Game tasks are acks_late: a worker takes one task at a time per process, so a task waiting in
+# a busy worker's buffer does not hold up a table another worker could serve.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # --- Game timing (seconds; tests set the delays to 0) -----------------------------------------
 
 TONGITS_BOT_DELAY_SECONDS = env_float("TONGITS_BOT_DELAY_SECONDS", 0.8)
 TONGITS_NEXT_ROUND_DELAY_SECONDS = env_float("TONGITS_NEXT_ROUND_DELAY_SECONDS", 3.0)
 TONGITS_SWEEP_INTERVAL_SECONDS = env_float("TONGITS_SWEEP_INTERVAL_SECONDS", 10.0)
+# A table counts as left behind once its work is this much later than due (not an env setting).
+TONGITS_SWEEP_GRACE_SECONDS = 5.0
+
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {
+        "task": "games.tasks.sweep",
+        "schedule": TONGITS_SWEEP_INTERVAL_SECONDS,
+        # A sweep that waited out a whole period is superseded by the next one.
+        "options": {"expires": TONGITS_SWEEP_INTERVAL_SECONDS},
+    },
+}
 
 # --- Logging -----------------------------------------------------------------------------------
 

@@ -114,8 +114,7 @@ def test_list_shows_open_tables_and_filters_by_status(clients):
     full = create(
         clients[1],
         seats=[{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot"}],
-    ).json()["id"]
-    assert clients[1].post(table_url(full, "/start")).status_code == 200
+    ).json()["id"]  # quick play: it starts at once
 
     listed = clients[2].get(TABLES, {"status": "waiting"})
     assert listed.status_code == 200
@@ -127,6 +126,28 @@ def test_list_shows_open_tables_and_filters_by_status(clients):
     assert_error(clients[2].get(TABLES, {"status": "lost"}), 400, "invalid")
     assert_error(clients[2].get(TABLES, {"limit": 0}), 400, "invalid")
     assert len(clients[2].get(TABLES, {"limit": 1}).json()) == 1
+
+
+def test_quick_play_the_creator_and_bots_start_at_once(clients):
+    ann, ben = clients[:2]
+    response = create(
+        ann, seats=[{"kind": "bot", "level": "easy"}, {"kind": "user"}, {"kind": "bot"}]
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "active" and body["version"] == 2 and body["round"] == 1
+    assert body["started_at"] and body["turn_deadline"]
+    types = Event.objects.filter(game_id=body["id"]).values_list("type", flat=True)
+    assert list(types) == ["game_started", "round_started"]
+    assert_error(ann.post(table_url(body["id"], "/start")), 409, "already_started")
+    assert_error(ben.post(table_url(body["id"], "/join")), 409, "already_started")
+    assert ann.get(game_url(body["id"])).json()["seat"] == 1
+    # Another user seated by name, or an open seat: those players start it when ready.
+    for seats in (
+        [{"kind": "user"}, {"kind": "user", "username": ben.user.username}, {"kind": "bot"}],
+        [{"kind": "user"}, {"kind": "open"}, {"kind": "bot"}],
+    ):
+        assert create(ann, seats=seats).json()["status"] == "waiting"
 
 
 def test_join_leave_and_start(clients):

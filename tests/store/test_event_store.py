@@ -215,8 +215,8 @@ def test_an_edit_around_the_trigger_breaks_the_chain_at_that_seq(game, statement
 def test_verify_events_names_the_broken_game_and_seq(game, user_factory):
     sound = services.table_create(
         user=user_factory(), seats=[{"kind": "user"}, {"kind": "bot"}, {"kind": "bot"}]
-    )
-    services.table_start(game_id=sound.pk, user=sound.created_by)
+    )  # quick play: started at once
+    assert sound.status == "active"
     play(game.pk, 3)
     out = StringIO()
     call_command("verify_events", stdout=out)

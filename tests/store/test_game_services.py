@@ -20,8 +20,7 @@ def test_a_match_with_two_bot_seats_driven_through_submit_command(user_factory):
         user=ann,
         rules={"preset": "standard", "wins_to_match": 2},
         seats=[{"kind": "bot", "level": "easy"}, {"kind": "user"}, {"kind": "bot"}],
-    )
-    services.table_start(game_id=table.pk, user=ann)
+    )  # quick play: started at once
     rng = random.Random(7)
     bots = {0: get_bot("easy"), 2: get_bot("normal")}
     for _ in range(3000):

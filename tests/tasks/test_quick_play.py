@@ -1,0 +1,84 @@
+"""One human and two bots, through the API only: the worker plays the bots, deals the rounds and
+settles the match; the human's next turn arrives within a second of their move."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pytest
+
+from games import store
+from games.models import Event, Game, MatchResult
+from games.rules import state_to_dict
+from tests.tasks.support import game_url, greedy, quick_table, view, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+#: The acceptance bound: from the human's move to their next turn, bots and deals in between.
+NEXT_TURN_SECONDS = 1.0
+MATCH_TIMEOUT_SECONDS = 60.0
+
+
+def my_turn(payload: dict) -> bool:
+    return bool(payload["legal_commands"]) or payload["status"] == "finished"
+
+
+def test_a_human_plays_a_whole_match_against_two_bots_through_the_api(
+    worker, auth_client_factory, task_runs
+):
+    human = auth_client_factory()
+    game_id = quick_table(human, {"preset": "standard", "wins_to_match": 2}, human_seat=1)
+    waits: list[float] = []
+    commands = 0
+    started = time.monotonic()
+    payload = view(human, game_id)
+    while payload["status"] != "finished":
+        assert time.monotonic() - started < MATCH_TIMEOUT_SECONDS, "the match does not end"
+        if not my_turn(payload):
+            moved = time.monotonic()
+            payload = wait_for(
+                lambda: (p := view(human, game_id)) and my_turn(p) and p, NEXT_TURN_SECONDS * 5
+            )
+            assert payload, f"no turn for the human within {NEXT_TURN_SECONDS * 5} s"
+            waits.append(time.monotonic() - moved)
+            continue
+        response = human.post(
+            game_url(game_id, "/commands"),
+            {"command": greedy(payload), "expected_version": payload["version"]},
+            "json",
+        )
+        assert response.status_code == 200, response.content
+        payload = response.json()["game"]
+        commands += 1
+
+    game = Game.objects.get(pk=game_id)
+    assert game.status == Game.Status.FINISHED and game.phase == "match_over"
+    events = list(Event.objects.filter(game=game).order_by("seq"))
+    actors = {e.actor for e in events}
+    assert actors == {f"user:{human.user.pk}", "bot:normal", "system"}
+    assert not [e for e in events if e.type == "turn_timed_out"]  # nobody had to be played for
+    assert events[-1].type == "match_ended"
+    assert store.verify_chain(game_id) is None
+    assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
+
+    # settle_match recorded the match once: three rows, one run that settled it.
+    assert wait_for(lambda: Game.objects.get(pk=game_id).settled_at, 5)
+    results = list(MatchResult.objects.filter(game=game).order_by("seat"))
+    assert [r.seat for r in results] == [0, 1, 2]
+    assert results[1].user_id == human.user.pk and results[1].bot_level == ""
+    assert [r.bot_level for r in results if r.seat != 1] == ["normal", "normal"]
+    assert [r.rounds_won for r in results] == game.snapshot["round_wins"]
+    assert [r.chips for r in results] == game.snapshot["chips"] and sum(game.snapshot["chips"]) == 0
+    assert results[game.winner_seat].placement == 1
+    settles = [r for r in task_runs if r.name == "games.tasks.settle_match"]
+    assert [r.retval for r in settles].count("settled") == len(settles) >= 1
+
+    assert waits, "the bots never moved"
+    assert max(waits) < NEXT_TURN_SECONDS, sorted(waits)[-5:]
+    print(
+        f"\nquick play: {commands} human commands, {len(events)} events, "
+        f"{game.round} rounds, {time.monotonic() - started:.1f} s; human waited "
+        f"median {statistics.median(waits) * 1000:.0f} ms, max {max(waits) * 1000:.0f} ms "
+        f"over {len(waits)} waits"
+    )
