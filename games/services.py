@@ -29,6 +29,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts import projections
 from games import scheduling, selectors, store
 from games.models import Event, Game, IdempotencyRecord, MatchResult, Seat
 from games.rules import (
@@ -577,6 +578,7 @@ def settle(*, game_id: uuid.UUID | str) -> list[MatchResult]:
             },
         )
         results.append(result)
+    projections.project_match(game.pk)  # history, stats, ratings: idempotent like the rows above
     if game.settled_at is None or game.awaiting or game.status != Game.Status.FINISHED:
         game.settled_at = settled_at
         game.status = Game.Status.FINISHED

@@ -9,7 +9,6 @@ from typing import Any
 from openskill.models import PlackettLuce
 from rest_framework.test import APIClient
 
-from accounts import projections
 from games import services, store
 from games.models import Event, Game
 from games.rules import legal_commands, player_view
@@ -55,6 +54,26 @@ def play_over_http(clients: list[APIClient], rules: Any = "standard") -> str:
     raise AssertionError("the match does not end")
 
 
+def play_quick_over_http(client: APIClient, seats: list[dict[str, Any]], rules: Any) -> str:
+    """A quick-play table (the caller and bots, started at once) played to the end: the caller
+    over HTTP, the bots by ``services.play_bot_turn``, the very service the bot task runs."""
+    response = client.post(TABLES, {"rules": rules, "seats": seats}, "json")
+    assert response.status_code == 201, response.content
+    game_id = response.json()["id"]
+    assert response.json()["status"] == "active"  # quick play
+    for _ in range(MAX_COMMANDS):
+        payload = get_view(client, game_id)
+        if payload["status"] == "finished":
+            return game_id
+        if payload["seat"] == payload["view"]["turn"]:
+            response = post_command(client, game_id, choose(payload), payload["version"])
+            assert response.status_code == 200, response.content
+        else:
+            outcome = services.play_bot_turn(game_id=game_id, expected_version=payload["version"])
+            assert outcome == services.Outcome.DONE, outcome
+    raise AssertionError("the match does not end")
+
+
 def play_with_bots(user: Any, seats: list[dict[str, Any]], rules: Any, seed: int) -> str:
     """A table of ``user`` and bots; bot seats move through ``submit_command(seat=...)`` (the
     same door the bot task uses), the user plays a normal bot's choices as themselves."""
@@ -82,8 +101,8 @@ def play_with_bots(user: Any, seats: list[dict[str, Any]], rules: Any, seed: int
 
 
 def settle(game_id: str) -> None:
-    """What the settlement task does for a finished match (its projection included)."""
-    projections.project_match(game_id)
+    """What the settle_match task does: ``games.services.settle``, which projects the match."""
+    services.settle(game_id=game_id)
 
 
 # ---------------------------------------------------------------- the log, read again

@@ -10,12 +10,12 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
-from games.models import Event
+from games.models import Event, MatchResult
 from tests.accounts.support import (
     expected_ratings,
     expected_seats,
     play_over_http,
-    play_with_bots,
+    play_quick_over_http,
     register,
     settle,
 )
@@ -53,20 +53,9 @@ def test_history_stats_ratings_and_leaderboard_after_matches_over_http():
         play_over_http([ben, cora, dan], HOUSE),
         play_over_http([dan, ana, cora], CUSTOM),
     ]
-    # One more with bots: the bot seats move through the same service door as the bot task.
-    user = User.objects.get(username="ana")
-    games.append(
-        play_with_bots(
-            user,
-            [
-                {"kind": "bot", "level": "easy"},
-                {"kind": "user"},
-                {"kind": "bot", "level": "normal"},
-            ],
-            CUSTOM,
-            seed=3,
-        )
-    )
+    # One more with bots: quick play over HTTP, the bots moved by the bot task's service.
+    bot_seats = [{"kind": "bot", "level": "easy"}, {"kind": "user"}, {"kind": "bot"}]
+    games.append(play_quick_over_http(ana, bot_seats, CUSTOM))
     # A match still in play: no history shows it.
     unfinished = play_unfinished([ana, ben, dan])
     for game_id in games:
@@ -218,12 +207,19 @@ def test_history_stats_ratings_and_leaderboard_after_matches_over_http():
     assert replay.status_code == 200 and replay.json()["revealed"] is True
     assert_error(anon.get(f"/api/v1/matches/{unfinished}"), 404, "not_found")
 
+    # Settlement recorded the same places (games.MatchResult) as the projection.
+    for game_id in games:
+        results = MatchResult.objects.filter(game_id=game_id).order_by("seat")
+        assert [r.placement for r in results] == [s["placement"] for s in expected_seats(game_id)]
+
     # Settlement again (a redelivered task) changes nothing; a rebuild from the event log
     # alone gives every row again, and so does a second rebuild.
     before = snapshot()
+    settled = list(MatchResult.objects.order_by("id").values())
     for game_id in games:
         settle(game_id)
     assert snapshot() == before
+    assert list(MatchResult.objects.order_by("id").values()) == settled
     PlayerStats.objects.all().delete()
     PlayerMatch.objects.all().delete()
     MatchRecord.objects.all().delete()

@@ -93,7 +93,7 @@ def test_bot_names_are_reserved_and_bot_accounts_cannot_log_in(api_client):
         "/api/v1/auth/register", {"username": "Bot-Hard", "password": "x" * 20}, "json"
     )
     assert response.status_code == 400 and response.json()["code"] == "username_reserved"
-    hard = User.objects.get(username="bot-hard")  # made by the migration
+    hard = User.objects.get(pk=projections.PlayerResolver().bot("hard"))  # made by migration 0002
     assert hard.is_bot and not hard.has_usable_password()
     response = api_client.post(
         "/api/v1/auth/token", {"username": "bot-hard", "password": "!"}, "json"
