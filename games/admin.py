@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from games.models import Event, Game, Seat
+from games.models import Event, Game, MatchResult, Seat
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -34,14 +34,32 @@ class SeatInline(admin.TabularInline):
     max_num = 0
 
 
+class MatchResultInline(admin.TabularInline):
+    model = MatchResult
+    fields = ("seat", "user", "bot_level", "placement", "rounds_won", "chips", "settled_at")
+    readonly_fields = fields
+    can_delete = False
+    extra = 0
+    max_num = 0
+
+
 @admin.register(Game)
 class GameAdmin(ReadOnly):
-    list_display = ("id", "status", "version", "phase", "round", "current_seat", "created_at")
-    list_filter = ("status",)
+    list_display = (
+        "id",
+        "status",
+        "version",
+        "phase",
+        "round",
+        "current_seat",
+        "awaiting",
+        "created_at",
+    )
+    list_filter = ("status", "awaiting")
     search_fields = ("id",)
     exclude = ("snapshot",)  # hands and stock: not for casual eyes
     readonly_fields = ("events", "match_record")
-    inlines = [SeatInline]
+    inlines = [SeatInline, MatchResultInline]
 
     @admin.display(description="events")
     def events(self, obj: Game) -> str:

@@ -55,6 +55,11 @@ class TablesApi(APIView):
     @extend_schema(
         operation_id="tables_create",
         summary="Create a table (rules preset or options; seats: you, open, users or bots)",
+        description=(
+            "A table of you and bots only (no open seat, no other user) starts at once: the "
+            'answer has `"status": "active"` and the server plays the bots. Any other table '
+            "waits for its players and `start`."
+        ),
         tags=TABLES,
         request=TableCreateInputSerializer,
         responses={201: TableOutputSerializer, **error_responses(400, 401, 415)},
