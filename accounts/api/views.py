@@ -103,6 +103,9 @@ class HistoryPagination(CursorPagination):
     max_page_size = 100
 
 
+FILTERS = set(PlayerMatchesQuerySerializer().fields)
+
+
 class PlayerMatchesApi(APIView):
     permission_classes = [AllowAny]
 
@@ -116,12 +119,12 @@ class PlayerMatchesApi(APIView):
         responses={200: PlayerMatchPageSerializer, **error_responses(400, 401, 404)},
     )
     def get(self, request: Request, username: str) -> Response:
-        PlayerMatchesParamsSerializer(data=request.query_params).is_valid(raise_exception=True)
-        filters = PlayerMatchesQuerySerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
+        params = PlayerMatchesParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        filters = {k: v for k, v in params.validated_data.items() if k in FILTERS}
         player = selectors.player_get(username=username)
-        rows = selectors.player_match_list(player=player, **filters.validated_data)
-        paginator = HistoryPagination()
+        rows = selectors.player_match_list(player=player, **filters)
+        paginator = HistoryPagination()  # reads cursor and page_size itself
         page = paginator.paginate_queryset(rows, request, view=self)
         body = {
             "next": paginator.get_next_link(),

@@ -99,3 +99,11 @@ def test_bot_names_are_reserved_and_bot_accounts_cannot_log_in(api_client):
         "/api/v1/auth/token", {"username": "bot-hard", "password": "!"}, "json"
     )
     assert response.status_code == 401
+
+
+def test_a_player_without_matches_has_zeros_and_the_starting_rating(auth_client):
+    body = auth_client.get(f"/api/v1/players/{auth_client.user.username}/stats").json()
+    assert body["matches"] == 0 and body["win_rate"] is None and body["average_deadwood"] is None
+    assert body["rating"] == {"ordinal": 0.0, "mu": 25.0, "sigma": DEFAULT_RATING[1]}
+    history = auth_client.get(f"/api/v1/players/{auth_client.user.username.upper()}/matches")
+    assert history.status_code == 200 and history.json()["results"] == []
