@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import time
+from functools import lru_cache
 from typing import Any
 
 from ..cards import BIT, CODES, mask_of_codes, parse_card
@@ -38,8 +39,11 @@ class HardBot(NormalBot):
         time_limit: float | None = 0.2,
         max_discards: int = 5,
         win_bonus: float = 6.0,
-        extra: int = 2,
+        extra: int = 0,
         hold: bool = True,
+        tries: int = 6,
+        match_aware: bool = True,
+        slack: float = 2.0,
         params: Params | None = None,
     ) -> None:
         super().__init__()
@@ -49,6 +53,10 @@ class HardBot(NormalBot):
         self.win_bonus = win_bonus
         self.extra = extra
         self.hold = hold
+        self.tries = tries
+        self.match_aware = match_aware
+        self._equity = (0.0, 0.0, 0.0)
+        self.slack = slack
         self.params = params or Params()
 
     def choose(
@@ -184,11 +192,12 @@ class HardBot(NormalBot):
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         n = len(cands)
         totals = [0.0] * n
+        self._equity = _equity_after(k)
         worlds = max(1, self.playouts // n)
         me = k.seat
         params = self.params
         hold = 1 << me if self.hold else 0
-        sampler = Sampler(k, self.extra)
+        sampler = Sampler(k, self.extra, tries=self.tries, slack=self.slack)
         for _ in range(worlds):
             world = sampler.sample(rng)
             for i, (_, action) in enumerate(cands):
@@ -202,13 +211,54 @@ class HardBot(NormalBot):
         return cands[best][0]
 
     def _value(self, k: Knowledge, sim: Sim) -> float:
+        """Chips won in the round, plus what the round's winner does to the match: the change in
+        this seat's chance to win the match, worth ``win_bonus`` chips per 1/3 of a match."""
         me = k.seat
         v = float(sim.payouts[me])
+        if self.match_aware:
+            if sim.winner is not None:
+                v += self.win_bonus * 3 * self._equity[sim.winner]
+            return v
         if sim.winner == me:
             v += self.win_bonus
         elif sim.winner is not None:
             v -= self.win_bonus / 2
         return v
+
+
+#: Round-win chances assumed when valuing a round's result for the match: this bot's, then each
+#: opponent's. Only the shape matters (who is close to winning the match), not the exact values.
+_ROUND_ODDS = (0.4, 0.3, 0.3)
+
+
+@lru_cache(maxsize=4096)
+def _match_win(wins: tuple[int, int, int], target: int) -> float:
+    """Chance that seat 0 wins the match from these round wins (first to ``target``)."""
+    if wins[0] >= target:
+        return 1.0
+    if wins[1] >= target or wins[2] >= target:
+        return 0.0
+    total = 0.0
+    for s in range(3):
+        nxt = list(wins)
+        nxt[s] += 1
+        total += _ROUND_ODDS[s] * _match_win((nxt[0], nxt[1], nxt[2]), target)
+    return total
+
+
+def _equity_after(k: Knowledge) -> tuple[float, float, float]:
+    """Per seat winning this round: the change in this seat's chance to win the match."""
+    me = k.seat
+    order = (me, (me + 1) % 3, (me + 2) % 3)
+    wins = tuple(k.round_wins[s] for s in order)
+    target = k.rules.wins_to_match
+    now = _match_win(wins, target)  # type: ignore[arg-type]
+    out = [0.0, 0.0, 0.0]
+    for i, s in enumerate(order):
+        nxt = list(wins)
+        nxt[i] += 1
+        out[s] = _match_win((nxt[0], nxt[1], nxt[2]), target) - now
+    return (out[0], out[1], out[2])
 
 
 def _apply(sim: Sim, me: int, action: tuple) -> None:

@@ -6,13 +6,13 @@ only inputs are the view and the events as ``redact_event`` shows them to that s
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cards import BIT, FULL_DECK, mask_of_codes, parse_card
-from ..melds import RANK_MASKS, SET
+from ..melds import SET
 from ..ruleset import RuleSet
+from .heuristics import typical_deadwood
 
 _RULES_CACHE: dict[tuple, RuleSet] = {}
 
@@ -65,6 +65,11 @@ class Knowledge:
     passed: list[int] = field(default_factory=lambda: [0, 0, 0])
     #: per seat: cards it discarded this round
     discarded: list[int] = field(default_factory=lambda: [0, 0, 0])
+    #: per seat: at the start of its latest turn it could have called Draw and did not, so its
+    #: deadwood was likely above this (-1: no such inference)
+    no_call_limit: list[int] = field(default_factory=lambda: [-1, -1, -1])
+    #: per seat: its latest discard this round (-1: none yet)
+    last_discard: list[int] = field(default_factory=lambda: [-1, -1, -1])
 
     @property
     def opponents(self) -> tuple[int, int]:
@@ -126,91 +131,54 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
             start = i
             break
     pile: list[int] = []
-    for e in history[start:]:
+    first = history[start] if history and history[start].get("type") == "round_started" else {}
+    counts = list(first.get("hand_counts", k.hand_counts))
+    owner: dict[int, int] = {}
+    opened = [False, False, False]
+    blocked = [False, False, False]
+    draw_call = k.rules.draw_call
+    for e in history[start + 1 :] if first else history[start:]:
         kind = e.get("type")
-        if kind == "drew":
-            s = e["seat"]
-            if pile:
-                k.passed[s] |= BIT[pile[-1]]
-            k.last_drawer = s
+        s = e.get("seat", -1)
+        if kind in ("drew", "took_discard"):
+            # the seat could have called Draw instead: note the deadwood it must have had
+            k.no_call_limit[s] = -1
+            if draw_call and opened[s] and not blocked[s]:
+                threats = [x for x in range(3) if x != s and opened[x]]
+                if threats:
+                    k.no_call_limit[s] = int(_CALL_FRAC * min(_typical(counts[x]) for x in threats))
+            blocked[s] = False
+            if kind == "drew":
+                if pile:
+                    k.passed[s] |= BIT[pile[-1]]
+                k.last_drawer = s
+                counts[s] += 1
+            else:
+                if pile:
+                    pile.pop()
+                owner.setdefault(e["meld_id"], s)
+                if not e.get("lay_off"):
+                    counts[s] -= len(e["cards"]) - 1
+                    opened[s] = True
+        elif kind == "melded":
+            owner[e["meld_id"]] = s
+            opened[s] = True
+            counts[s] -= len(e["cards"]) if e.get("cards") else e.get("size", 4)
+        elif kind == "laid_off":
+            counts[s] -= 1
+            o = owner.get(e["meld_id"], s)
+            if o != s:
+                blocked[o] = True
         elif kind == "discarded":
             c = parse_card(e["card"])
             pile.append(c)
-            k.discarded[e["seat"]] |= BIT[c]
-        elif kind == "took_discard" and pile:
-            pile.pop()
+            counts[s] -= 1
+            k.discarded[s] |= BIT[c]
+            k.last_discard[s] = c
 
 
-# ---------------------------------------------------------------- determinization
+_CALL_FRAC = 1.2  # the normal bot's Draw-call margin: what a sensible seat would call with
 
 
-@dataclass(slots=True)
-class World:
-    """One full deal consistent with a seat's knowledge: every hand, the stock, secret sets."""
-
-    hands: list[int]
-    stock: list[int]  # top first
-    hidden_masks: dict[int, int]  # meld index -> sampled cards of another seat's secret set
-
-
-def sample_world(k: Knowledge, rng: random.Random, tries: int = 1) -> World:
-    """Deal the unknown cards at random, respecting hand counts and secret sets.
-
-    With ``tries`` > 1, deals where an opponent holds two cards that would have made a meld with
-    a discard it declined are re-dealt (a soft guess about how opponents play, never a certainty).
-    """
-    unknown = k.unknown
-    hidden_masks: dict[int, int] = {}
-    for i in k.hidden_others():
-        ranks = [r for r in range(13) if unknown & RANK_MASKS[r] == RANK_MASKS[r]]
-        r = rng.choice(ranks) if ranks else 0
-        hidden_masks[i] = RANK_MASKS[r]
-        unknown &= ~RANK_MASKS[r]
-    pool = []
-    b = unknown
-    while b:
-        low = b & -b
-        pool.append(low.bit_length() - 1)
-        b ^= low
-    a, b2 = k.opponents
-    na, nb = k.hand_counts[a], k.hand_counts[b2]
-    best: World | None = None
-    best_bad = 1 << 30
-    for _ in range(max(1, tries)):
-        rng.shuffle(pool)
-        ha = _mask(pool[:na])
-        hb = _mask(pool[na : na + nb])
-        hands = [0, 0, 0]
-        hands[k.seat] = k.hand
-        hands[a] = ha
-        hands[b2] = hb
-        world = World(hands, pool[na + nb :], hidden_masks)
-        if tries <= 1:
-            return world
-        bad = _violations(k, a, ha) + _violations(k, b2, hb)
-        if bad < best_bad:
-            best, best_bad = world, bad
-            if bad == 0:
-                break
-    assert best is not None
-    return best
-
-
-def _mask(cards: list[int]) -> int:
-    m = 0
-    for c in cards:
-        m |= BIT[c]
-    return m
-
-
-def _violations(k: Knowledge, seat: int, hand: int) -> int:
-    from .heuristics import meld_partners
-
-    passed = k.passed[seat] & ~k.table  # a declined card later melded by someone says little
-    n = 0
-    while passed:
-        low = passed & -passed
-        c = low.bit_length() - 1
-        n += meld_partners(c, hand, k.rules.ace_high_runs)
-        passed ^= low
-    return n
+def _typical(n: int) -> int:
+    return typical_deadwood(max(0, n))

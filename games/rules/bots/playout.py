@@ -24,7 +24,8 @@ from .heuristics import (
     targets,
     typical_deadwood,
 )
-from .knowledge import Knowledge, World
+from .knowledge import Knowledge
+from .sampling import World
 
 START, PLAY, DRAW_CALL, OVER = 0, 1, 2, 3
 _RANKS_DOWN = tuple(range(12, -1, -1))

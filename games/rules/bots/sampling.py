@@ -15,20 +15,45 @@ sure losses; these guesses fix most of that at the cost of a few microseconds pe
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from ..cards import BIT, POINTS
 from ..melds import RANK_MASKS, best_arrangement
 from .heuristics import pairs_for, typical_deadwood
-from .knowledge import Knowledge, World
+from .knowledge import Knowledge
+
+
+@dataclass(slots=True)
+class World:
+    """One full deal consistent with a seat's knowledge: every hand, the stock, secret sets."""
+
+    hands: list[int]
+    stock: list[int]  # top first
+    hidden_masks: dict[int, int]  # meld index -> sampled cards of another seat's secret set
 
 
 class Sampler:
     """Draws ``World`` s for one decision; the per-decision tables are built once."""
 
-    def __init__(self, k: Knowledge, extra: int = 2, caller_tries: int = 12) -> None:
+    def __init__(
+        self,
+        k: Knowledge,
+        extra: int = 2,
+        caller_tries: int = 12,
+        tries: int = 6,
+        slack: float = 2.0,
+        keep: float = 6.0,
+        call_slack: int = 0,
+        call_weight: int = 2,
+    ) -> None:
+        self.call_slack = call_slack
+        self.call_weight = call_weight
         self.k = k
         self.extra = extra
         self.caller_tries = caller_tries
+        self.tries = tries
+        self.slack = slack
+        self.keep = keep
         ah = k.rules.ace_high_runs
         self.pairs = pairs_for(ah)
         self.ah = ah
@@ -91,6 +116,53 @@ class Sampler:
         return World(hands, pool, hidden_masks)
 
     def _deal(self, o: int, pool: list[int], rng: random.Random) -> tuple[int, list[int]]:
+        """The likeliest of a few hands for ``o`` (see ``_misfits``), and the cards left over."""
+        d = self.k.last_discard[o]
+        if self.tries <= 1 or d < 0:
+            return self._deal_once(o, pool, rng)
+        best = None
+        best_bad = 1 << 30
+        for _ in range(self.tries):
+            hand, rest = self._deal_once(o, pool, rng)
+            bad = self._misfits(o, hand, d)
+            if bad < best_bad:
+                best, best_bad = (hand, rest), bad
+                if bad == 0:
+                    break
+            rng.shuffle(pool)
+        assert best is not None
+        return best
+
+    def _misfits(self, o: int, hand: int, d: int) -> int:
+        """Cards of ``hand`` that a sensible seat would have discarded rather than ``d``, its
+        last discard: more points and no more half-melds to keep them for."""
+        live = ~(hand | self.k.dead)
+        pairs = self.pairs
+        keep = self.keep
+
+        def worth(c: int, h: int) -> float:
+            pot = 0
+            for p in pairs[c]:
+                x = h & p
+                if x and x != p and live & (p ^ x):
+                    pot += 1
+            return POINTS[c] - keep * pot
+
+        bar = worth(d, hand) + self.slack
+        bad = 0
+        limit = self.k.no_call_limit[o]
+        if limit >= 0 and best_arrangement(hand | BIT[d], self.ah)[0] <= limit - self.call_slack:
+            bad += self.call_weight
+        b = hand
+        while b:
+            low = b & -b
+            c = low.bit_length() - 1
+            b ^= low
+            if POINTS[c] > bar and worth(c, hand) > bar:
+                bad += 1
+        return bad
+
+    def _deal_once(self, o: int, pool: list[int], rng: random.Random) -> tuple[int, list[int]]:
         """One hand for ``o`` from the front of ``pool``; the rest, in random order."""
         k = self.k
         n = k.hand_counts[o]
