@@ -14,6 +14,7 @@ Fixtures:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -123,10 +124,16 @@ class Worker:
         finally:
             stack.close()  # joins the worker's thread
             worker_state.should_stop = None
+        # Nothing of it may outlive the test: its pool threads would write into the next one.
+        assert wait_for(lambda: not _pool_threads(), SHUTDOWN_SECONDS), _pool_threads()
 
     @property
     def running(self) -> bool:
         return self._stack is not None
+
+
+def _pool_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
 
 
 @pytest.fixture
@@ -147,10 +154,13 @@ def stopped_worker(transactional_db, broker: Broker, task_runs: list[TaskRun]) -
 
 @pytest.fixture
 def run_on_worker(task_runs: list[TaskRun]) -> Callable[..., Any]:
-    def run(task: Any, *args: Any, timeout: float = 10.0) -> Any:
+    def run(task: Any, *args: Any, timeout: float = 30.0) -> Any:
         task_id = task.delay(*args).id
         found = wait_for(lambda: next((r for r in task_runs if r.id == task_id), None), timeout)
-        assert found, f"{task.name}{args} did not run within {timeout} s"
+        assert found, (
+            f"{task.name}{args} did not run within {timeout} s; "
+            f"{Broker(TEST_BROKER_URL).queued()} queued; last runs {task_runs[-5:]}"
+        )
         return found.retval
 
     return run
