@@ -12,7 +12,7 @@ def backfill_awaiting(apps, schema_editor):
     """Games started before this migration: derive ``awaiting`` from the snapshot (the sweeper
     then deals, plays bots and settles them like any other table)."""
     Game = apps.get_model("games", "Game")
-    for game in Game.objects.exclude(status="waiting").exclude(snapshot=None).iterator():
+    for game in Game.objects.exclude(status="waiting").exclude(snapshot__isnull=True).iterator():
         snap = game.snapshot or {}
         phase, turn, seats = snap.get("phase"), snap.get("turn", -1), snap.get("seats") or []
         if phase in IN_ROUND:
