@@ -17,7 +17,6 @@ from django.db.models import Prefetch, QuerySet
 from games import store
 from games.models import Event, Game, Seat
 from games.rules import (
-    CARD_CODES,
     GameState,
     deck_commitment,
     legal_commands,
@@ -141,17 +140,7 @@ def public_seats(state: GameState) -> list[dict[str, Any]]:
 
 def revealed_view(state: GameState) -> dict[str, Any]:
     """Everything at this step: every hand, the stock in order, secret sets face up."""
-    view = player_view(state, None)
-    own = [player_view(state, s) for s in range(3)]
-    view["hands"] = [v["hand"] for v in own]
-    view["stock"] = [CARD_CODES[c] for c in state.stock]
-    for meld in view["melds"]:
-        if meld["cards"] is None:
-            owner_meld = next(
-                m for m in own[meld["owner"]]["melds"] if m["meld_id"] == meld["meld_id"]
-            )
-            meld["cards"] = owner_meld["cards"]
-    return view
+    return player_view(state, None, reveal=True)
 
 
 def game_payload(game: Game, state: GameState, seat: int | None) -> dict[str, Any]:

@@ -37,9 +37,13 @@ def _meld_view(meld, seat: int | None, reveal: bool) -> dict[str, Any]:
     }
 
 
-def player_view(state: GameState, seat: int | None) -> dict[str, Any]:
-    """JSON-ready view of the game for ``seat`` (``None``: a spectator, who holds no hand)."""
-    over = state.phase in (ROUND_OVER, MATCH_OVER)
+def player_view(state: GameState, seat: int | None, reveal: bool = False) -> dict[str, Any]:
+    """JSON-ready view of the game for ``seat`` (``None``: a spectator, who holds no hand).
+
+    ``reveal`` (replay and audit of a finished match) adds every hand, the stock in order and
+    the deal's salt, and shows secret sets face up.
+    """
+    over = reveal or state.phase in (ROUND_OVER, MATCH_OVER)
     rules = state.rules
     view: dict[str, Any] = {
         "seat": seat,
@@ -70,6 +74,9 @@ def player_view(state: GameState, seat: int | None) -> dict[str, Any]:
         }
     if over and state.round > 0:
         view["hands"] = [codes_of(h) for h in state.hands]
+    if reveal:
+        view["stock"] = [CODES[c] for c in state.stock]
+        view["salt"] = state.salt
     return view
 
 

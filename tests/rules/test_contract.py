@@ -148,3 +148,16 @@ def test_simulate_and_bench_commands_run() -> None:
         check=True,
     ).stdout
     assert "matches per second" in out and "deadwood" in out
+
+
+def test_revealed_view_shows_every_card_once() -> None:
+    record = play_match(["greedy"] * 3, random.Random(21))
+    state = fold(record.events[:40])
+    assert state.in_round
+    view = player_view(state, None, reveal=True)
+    cards = sum(view["hands"], []) + view["stock"] + view["discard_pile"]
+    cards += [c for m in view["melds"] for c in m["cards"]]
+    assert sorted(cards) == sorted(r + s for r in "A23456789TJQK" for s in "CDHS")
+    assert view["salt"] == state.salt
+    hidden = player_view(state, 0)
+    assert "stock" not in hidden and "salt" not in hidden and "hands" not in hidden
