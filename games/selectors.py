@@ -113,15 +113,19 @@ def seat_of(state: GameState, user: Any) -> int | None:
 
 
 def _access(game: Game, user: Any) -> tuple[GameState, int | None, bool]:
-    """(state, the caller's seat, reveal all?) or an error: players only until the match ends."""
+    """(state, the caller's seat, reveal all?) or an error.
+
+    Players see their own seat's view while the match runs and everything once it is finished;
+    staff may read any game (a spectator's view while it runs, whole after); nobody else may.
+    """
     state = store.state_of(game)
     if state is None:
         raise NotStarted()
     seat = seat_of(state, user)
-    reveal = game.status == Game.Status.FINISHED
-    if seat is None and not reveal:
+    finished = game.status == Game.Status.FINISHED
+    if seat is None and not getattr(user, "is_staff", False):
         raise NotAPlayer()
-    return state, seat, reveal
+    return state, seat, finished
 
 
 def public_seats(state: GameState) -> list[dict[str, Any]]:

@@ -187,7 +187,7 @@ def test_history_stats_ratings_and_leaderboard_after_matches_over_http():
     assert two["next"] is None
 
     # Match detail: every round as the events tell it; the replay it links to opens for a
-    # player of the match and for staff.
+    # player of the match and for staff, and for nobody else.
     detail = anon.get(f"/api/v1/matches/{games[1]}").json()
     ended = [
         e.data for e in Event.objects.filter(game_id=games[1], type="round_ended").order_by("seq")
@@ -205,6 +205,9 @@ def test_history_stats_ratings_and_leaderboard_after_matches_over_http():
     User.objects.filter(username="auditor").update(is_staff=True)
     replay = staff.get(detail["replay"])
     assert replay.status_code == 200 and replay.json()["revealed"] is True
+    outsider = register("eve")  # logged in, but neither a player of this match nor staff
+    assert_error(outsider.get(detail["replay"]), 403, "not_a_player")
+    assert_error(outsider.get(f"/api/v1/games/{games[1]}/audit"), 403, "not_a_player")
     assert_error(anon.get(f"/api/v1/matches/{unfinished}"), 404, "not_found")
 
     # Settlement recorded the same places (games.MatchResult) as the projection.
