@@ -1,22 +1,27 @@
-"""The ``hard`` bot: flat Monte Carlo over determinizations, with fast policy playouts.
+"""The ``hard`` bot: determinized flat Monte Carlo with fast policy playouts.
 
-For a decision that matters (how to start a turn, which card to discard, whether to challenge a
-Draw) it deals the cards it cannot see at random many times, consistent with everything its seat
-has seen (its hand, the table, the discard pile, hand counts, secret sets, and softly, discards an
-opponent declined), plays every candidate to the end of the round in each deal with the quick
-``playout`` policy for all seats, and keeps the candidate with the best mean result. Every
-candidate meets the same deals (common random numbers), so the comparison is sharp with a few
-hundred playouts. Melding and laying off follow the ``normal`` bot's judgement; a decision with
-one sensible candidate is instant.
+For each decision that matters (how to start a turn, which card to discard, whether to challenge
+a Draw) it deals the cards it cannot see many times, consistent with everything its seat has seen
+(``sampling``), plays every candidate to the end of the round in each deal with the quick
+``playout`` policy for all three seats, and keeps the candidate with the best mean value: chips
+won in the round plus what the round's result does to its chance of winning the match.
 
-It is deterministic for a given ``rng`` state when ``time_limit`` is ``None`` (a pure playout
-budget); with a time limit the budget also stops at the deadline, for a responsive table.
+- Every candidate meets the same deals (common random numbers), so candidates are compared pair
+  by pair, and one clearly behind the leader is dropped early to give the rest more playouts.
+- It opens with one meld and keeps its other melds in hand until it can go out: held melds cost
+  no deadwood, take no lay-offs (which would block its Draw calls), and hide its strength.
+- A decision with one sensible candidate (one legal command, a forced move, a sure-win Draw call,
+  melding and laying off) is instant.
+
+With ``time_limit=None`` it is deterministic for a given ``rng`` state (a pure playout budget);
+with a time limit it also stops at the deadline, so a table never waits long.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -24,38 +29,48 @@ from ..cards import BIT, CODES, mask_of_codes, parse_card
 from ..melds import best_arrangement
 from .heuristics import left_after_lay_offs, pick_opener
 from .knowledge import Knowledge, read
-from .normal import NormalBot, best_take, choose_discard
-from .playout import Params, Sim
+from .normal import choose_discard
+from .playout import OVER, Params, Sim
 from .sampling import Sampler
 
+Candidate = tuple[dict[str, Any], tuple]
 
-class HardBot(NormalBot):
+
+class HardBot:
     name = "hard"
     uses_history = True
 
     def __init__(
         self,
-        playouts: int = 600,
-        time_limit: float | None = 0.2,
+        playouts: int = 1500,
+        time_limit: float | None = 0.4,
         max_discards: int = 5,
         win_bonus: float = 6.0,
-        extra: int = 0,
-        hold: bool = True,
-        tries: int = 6,
         match_aware: bool = True,
+        hold: bool = True,
+        prune: float = 2.0,
+        check: int = 12,
+        extra: int = 0,
+        tries: int = 6,
         slack: float = 2.0,
         params: Params | None = None,
     ) -> None:
-        super().__init__()
+        """``playouts``: budget per decision; ``time_limit``: seconds per decision (``None``:
+        none); ``max_discards``: discards searched; ``win_bonus``: chips a round win is worth
+        beyond its payout (a third of a match, when ``match_aware``); ``hold``: keep melds in
+        hand; ``prune``: drop a candidate this many standard errors behind, checked every
+        ``check`` deals; ``extra``, ``tries``, ``slack``: see ``Sampler``; ``params``: the
+        playout policy."""
         self.playouts = playouts
         self.time_limit = time_limit
         self.max_discards = max_discards
         self.win_bonus = win_bonus
-        self.extra = extra
-        self.hold = hold
-        self.tries = tries
         self.match_aware = match_aware
-        self._equity = (0.0, 0.0, 0.0)
+        self.hold = hold
+        self.prune = prune
+        self.check = check
+        self.extra = extra
+        self.tries = tries
         self.slack = slack
         self.params = params or Params()
 
@@ -81,6 +96,7 @@ class HardBot(NormalBot):
     # ------------------------------------------------------------ the three searched decisions
 
     def _answer(self, k: Knowledge, by_type: dict, rng: random.Random) -> dict[str, Any]:
+        """Challenge or fold a Draw call: searched, with the caller's hand dealt low."""
         if "challenge" not in by_type:
             return by_type["fold"][0]
         cands = [
@@ -92,26 +108,21 @@ class HardBot(NormalBot):
     def _start(
         self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
     ) -> dict[str, Any]:
-        cands: list[tuple[dict[str, Any], tuple]] = []
+        """Draw, take the discard (the best two ways), or call Draw: searched."""
+        cands: list[Candidate] = []
         if "draw" in by_type:
             cands.append((by_type["draw"][0], ("draw",)))
         ace_high = k.rules.ace_high_runs
-        top = k.discard[-1] if k.discard else -1
         takes = [c for c in by_type.get("take_discard", []) if "cards" in c]
         if takes:
-            # the best take by resulting deadwood, and any take that leaves a different hand
-            best = best_take(k.hand, top, ace_high, k.rules)
-            seen: set[int] = set()
+            # the two takes that leave the least deadwood (most often there is only one)
             scored = []
             for cmd in takes:
                 used = mask_of_codes(cmd["cards"])
-                after = best_arrangement(k.hand & ~used, ace_high)[0]
-                scored.append((after, used != best, used, cmd))
+                scored.append((best_arrangement(k.hand & ~used, ace_high)[0], used, cmd))
             scored.sort(key=lambda t: (t[0], t[1]))
-            for _after, _, used, cmd in scored[:2]:
-                if used not in seen:
-                    seen.add(used)
-                    cands.append((cmd, ("take", used)))
+            for _, used, cmd in scored[:2]:
+                cands.append((cmd, ("take", used)))
         for cmd in by_type.get("take_discard", []):
             if "meld_id" in cmd:
                 idx = next(i for i, m in enumerate(k.melds) if m.meld_id == cmd["meld_id"])
@@ -129,6 +140,7 @@ class HardBot(NormalBot):
     def _play(
         self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
     ) -> dict[str, Any]:
+        """Meld (one opener, or everything when going out), lay off, then a searched discard."""
         ace_high = k.rules.ace_high_runs
         _, melds = best_arrangement(k.hand, ace_high)
         cover = 0
@@ -169,6 +181,7 @@ class HardBot(NormalBot):
         """The ``max_discards`` most plausible discards, best first by the normal bot's score."""
         out = []
         rest = pool
+        p = self.params
         while rest and len(out) < self.max_discards:
             c = choose_discard(
                 k.hand,
@@ -177,8 +190,8 @@ class HardBot(NormalBot):
                 k.hand_counts[(k.seat + 1) % 3],
                 0,
                 k.rules.ace_high_runs,
-                self.keep,
-                self.danger,
+                p.keep,
+                p.danger,
             )
             out.append(c)
             rest &= ~BIT[c]
@@ -186,44 +199,59 @@ class HardBot(NormalBot):
 
     # ------------------------------------------------------------ flat Monte Carlo
 
-    def _search(
-        self, k: Knowledge, cands: list[tuple[dict[str, Any], tuple]], rng: random.Random
-    ) -> dict[str, Any]:
+    def _search(self, k: Knowledge, cands: list[Candidate], rng: random.Random) -> dict[str, Any]:
+        """The candidate with the best mean playout value over sampled deals.
+
+        Every live candidate is played out on the same deals, so candidates are compared pair by
+        pair; every ``check`` deals, one clearly behind the leader (by ``prune`` standard errors
+        of the paired difference) is dropped and the budget goes to the rest.
+        """
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
-        n = len(cands)
-        totals = [0.0] * n
-        self._equity = _equity_after(k)
-        worlds = max(1, self.playouts // n)
+        values: list[list[float]] = [[] for _ in cands]
+        alive = list(range(len(cands)))
+        value = self._valuer(k)
         me = k.seat
         params = self.params
         hold = 1 << me if self.hold else 0
         sampler = Sampler(k, self.extra, tries=self.tries, slack=self.slack)
-        for _ in range(worlds):
+        budget = self.playouts
+        deals = 0
+        while budget >= len(alive):
             world = sampler.sample(rng)
-            for i, (_, action) in enumerate(cands):
+            for i in alive:
                 sim = Sim(k, world, params, hold)
-                _apply(sim, me, action)
+                _apply(sim, me, cands[i][1])
                 sim.run()
-                totals[i] += self._value(k, sim)
+                values[i].append(value(sim))
+            budget -= len(alive)
+            deals += 1
             if deadline is not None and time.perf_counter() > deadline:
                 break
-        best = max(range(n), key=lambda i: totals[i])
+            if self.prune and len(alive) > 1 and deals % self.check == 0:
+                alive = _prune(values, alive, self.prune)
+        best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
         return cands[best][0]
 
-    def _value(self, k: Knowledge, sim: Sim) -> float:
-        """Chips won in the round, plus what the round's winner does to the match: the change in
-        this seat's chance to win the match, worth ``win_bonus`` chips per 1/3 of a match."""
+    def _valuer(self, k: Knowledge) -> Callable[[Sim], float]:
+        """Value of a finished playout: this seat's chips in the round, plus ``win_bonus`` chips
+        per third of a match that the round's winner adds to (or takes from) its match chances.
+        Without ``match_aware``: plus ``win_bonus`` for a win, minus half of it for a loss."""
         me = k.seat
-        v = float(sim.payouts[me])
+        bonus = self.win_bonus
         if self.match_aware:
-            if sim.winner is not None:
-                v += self.win_bonus * 3 * self._equity[sim.winner]
-            return v
-        if sim.winner == me:
-            v += self.win_bonus
-        elif sim.winner is not None:
-            v -= self.win_bonus / 2
-        return v
+            equity = [bonus * 3 * e for e in _equity_after(k)]
+
+            def value(sim: Sim) -> float:
+                w = sim.winner
+                return sim.payouts[me] + (equity[w] if w is not None else 0.0)
+
+            return value
+
+        def plain(sim: Sim) -> float:
+            w = sim.winner
+            return sim.payouts[me] + (0.0 if w is None else bonus if w == me else -bonus / 2)
+
+        return plain
 
 
 #: Round-win chances assumed when valuing a round's result for the match: this bot's, then each
@@ -261,7 +289,26 @@ def _equity_after(k: Knowledge) -> tuple[float, float, float]:
     return (out[0], out[1], out[2])
 
 
+def _prune(values: list[list[float]], alive: list[int], z: float) -> list[int]:
+    """The candidates not clearly worse than the leader (paired on the same deals)."""
+    m = len(values[alive[0]])
+    means = {i: sum(values[i]) / m for i in alive}
+    lead = max(alive, key=means.__getitem__)
+    keep = []
+    for i in alive:
+        if i == lead:
+            keep.append(i)
+            continue
+        diffs = [a - b for a, b in zip(values[lead], values[i], strict=True)]
+        mean = sum(diffs) / m
+        var = sum((d - mean) ** 2 for d in diffs) / max(1, m - 1)
+        if mean <= z * (var / m) ** 0.5:
+            keep.append(i)
+    return keep
+
+
 def _apply(sim: Sim, me: int, action: tuple) -> None:
+    """Play this seat's candidate move in a playout; the rest of its turn follows the policy."""
     kind = action[0]
     if kind == "discard":
         sim.discard_card(me, action[1])
@@ -270,7 +317,7 @@ def _apply(sim: Sim, me: int, action: tuple) -> None:
         sim.play(me)
     elif kind == "take":
         sim.take(me, action[1])
-        if sim.phase != 3:
+        if sim.phase != OVER:
             sim.play(me)
     elif kind == "take_onto":
         sim.take_onto(me, action[1])
@@ -291,6 +338,7 @@ def _meld_cmd(melds: list[dict[str, Any]], wanted: tuple[int, ...]) -> dict[str,
 
 
 def _discard_cmd(discards: list[dict[str, Any]], card: int) -> dict[str, Any]:
+    """The legal discard command for ``card``."""
     code = CODES[card]
     for cmd in discards:
         if cmd["card"] == code:

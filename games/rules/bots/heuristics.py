@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..cards import BIT, POINTS
+from ..cards import BIT
 from ..melds import RANK_MASKS, SET, lay_off_targets, meld_kind
 from ..ruleset import RuleSet
 
@@ -83,10 +83,6 @@ def typical_deadwood(cards_in_hand: int) -> int:
     return _DW_BY_COUNT[min(cards_in_hand, len(_DW_BY_COUNT) - 1)]
 
 
-def points(card: int) -> int:
-    return POINTS[card]
-
-
 ACES = RANK_MASKS[0]
 
 
@@ -118,3 +114,27 @@ def left_after_lay_offs(loose: int, table: list[tuple[int, bool]], ace_high: boo
                 loose &= ~(fit & -fit)
                 moved = True
     return loose
+
+
+class Params:
+    """Knobs of the ``normal`` policy, shared by the ``normal`` bot and the ``hard`` bot's playouts.
+
+    ``call_frac``/``challenge_frac``: call or challenge Draw with deadwood at most this times the
+    typical deadwood of the opponent (the caller) with that many cards; ``keep``: points a live
+    half-meld is worth keeping; ``danger``: points it is worth not to feed the next seat a card
+    it surely takes (scaled by the chance it holds the two cards).
+    """
+
+    __slots__ = ("call_frac", "challenge_frac", "keep", "danger")
+
+    def __init__(
+        self,
+        call_frac: float = 1.2,
+        challenge_frac: float = 1.2,
+        keep: float = 6.0,
+        danger: float = 10.0,
+    ) -> None:
+        self.call_frac = call_frac
+        self.challenge_frac = challenge_frac
+        self.keep = keep
+        self.danger = danger

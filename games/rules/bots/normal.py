@@ -17,8 +17,10 @@ from typing import Any
 
 from ..cards import BIT, CODES, POINTS, mask_of_codes, parse_card
 from ..melds import best_arrangement, candidate_melds
-from .heuristics import potential, take_risk, targets, typical_deadwood
+from .heuristics import Params, potential, take_risk, targets, typical_deadwood
 from .knowledge import Knowledge, read
+
+_DEFAULTS = Params()
 
 
 class NormalBot:
@@ -27,10 +29,10 @@ class NormalBot:
 
     def __init__(
         self,
-        call_frac: float = 1.2,
-        challenge_frac: float = 1.2,
-        keep: float = 6.0,
-        danger: float = 10.0,
+        call_frac: float = _DEFAULTS.call_frac,
+        challenge_frac: float = _DEFAULTS.challenge_frac,
+        keep: float = _DEFAULTS.keep,
+        danger: float = _DEFAULTS.danger,
     ) -> None:
         self.call_frac = call_frac
         self.challenge_frac = challenge_frac
@@ -66,6 +68,9 @@ class NormalBot:
                 for cmd in by_type.get("take_discard", []):
                     if "cards" in cmd and set(cmd["cards"]) == code_set:
                         return cmd
+            for cmd in by_type.get("take_discard", []):
+                if "meld_id" in cmd:  # house rules: the discard fits a meld of its own
+                    return cmd
             return by_type.get("draw", legal)[0]
         return self.play(k, by_type, legal)
 

@@ -17,6 +17,7 @@ from ..melds import RANK_MASKS, best_arrangement, candidate_melds
 from ..ruleset import RuleSet
 from .heuristics import (
     ACES,
+    Params,
     left_after_lay_offs,
     meld_partners,
     pairs_for,
@@ -30,26 +31,6 @@ from .sampling import World
 START, PLAY, DRAW_CALL, OVER = 0, 1, 2, 3
 _RANKS_DOWN = tuple(range(12, -1, -1))
 _PHASES = {"start": START, "play": PLAY, "draw_call": DRAW_CALL}
-
-
-class Params:
-    """The playout policy's knobs (the same meaning as the ``normal`` bot's)."""
-
-    __slots__ = ("call_frac", "challenge_frac", "keep", "danger", "smart_discard")
-
-    def __init__(
-        self,
-        call_frac: float = 1.2,
-        challenge_frac: float = 1.2,
-        keep: float = 6.0,
-        danger: float = 10.0,
-        smart_discard: bool = True,
-    ) -> None:
-        self.call_frac = call_frac
-        self.challenge_frac = challenge_frac
-        self.keep = keep
-        self.danger = danger
-        self.smart_discard = smart_discard
 
 
 def _is_set(mask: int) -> bool:
@@ -275,16 +256,6 @@ class Sim:
     def pick_discard(self, s: int, pool: int) -> int:
         """The policy's discard from ``pool``, judged against the whole hand."""
         hand = self.hands[s]
-        if not self.p.smart_discard:
-            best, best_pts = -1, -1
-            b = pool
-            while b:
-                low = b & -b
-                c = low.bit_length() - 1
-                b ^= low
-                if POINTS[c] * 16 + c % 13 > best_pts:
-                    best, best_pts = c, POINTS[c] * 16 + c % 13
-            return best
         unknown = FULL_DECK & ~(hand | self.dead)
         nxt = (s + 1) % 3
         q = self.hands[nxt].bit_count() / (unknown.bit_count() or 1)
