@@ -197,3 +197,38 @@ def test_tournament_results_do_not_depend_on_workers() -> None:
     one = run(specs, 3, seed=9, workers=1, progress=False)
     two = run(specs, 3, seed=9, workers=2, progress=False)
     assert one.wins == two.wins and one.chips == two.chips and one.rounds == two.rounds
+
+
+@pytest.mark.parametrize("preset", [RuleSet.standard(), RuleSet.house()], ids=["standard", "house"])
+def test_playouts_follow_the_rules_like_the_engine(preset: RuleSet) -> None:
+    """The hard bot's fast simulator, given the true deal and playing the normal policy for all
+    seats, ends rounds exactly as the engine does with three normal bots (the few differences
+    are tie-breaks between equally good moves, never a rule)."""
+    from games.rules.bots.heuristics import Params
+    from games.rules.bots.knowledge import read
+    from games.rules.bots.playout import Sim
+    from games.rules.bots.sampling import World
+
+    same = 0
+    deals = 60
+    for i in range(deals):
+        rng = random.Random(i)
+        state = fold([new_game(preset, None, rng)])
+        state = evolve(state, deal(state, rng))
+        k = read(player_view(state, state.turn))
+        sim = Sim(k, World(list(state.hands), list(state.stock), {}), Params())
+        sim.run()
+        assert sum(sim.payouts) == 0
+        bots = [get_bot("normal") for _ in range(3)]
+        while state.in_round:
+            seat = state.turn
+            command = bots[seat].choose(player_view(state, seat), legal_commands(state, seat), rng)
+            for event in decide(state, seat, command):
+                state = evolve(state, event)
+        ended = state.last_round
+        same += (ended.winner, ended.reason, tuple(ended.payouts)) == (
+            sim.winner,
+            sim.reason,
+            sim.payouts,
+        )
+    assert same >= 0.9 * deals, same

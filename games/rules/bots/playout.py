@@ -227,11 +227,12 @@ class Sim:
             self.dead |= m
         free = hand & ~held
         moved = True
+        # opponents' melds first (a lay-off there also blocks their Draw call), then its own
+        order = [m for m in self.melds if m[0] != s and not m[3]]
+        order += [m for m in self.melds if m[0] == s and not m[3]]
         while free and moved:
             moved = False
-            for m in self.melds:
-                if m[3]:
-                    continue
+            for m in order:
                 fit = targets(m[2], m[1], self.ah) & free
                 if fit:
                     low = fit & -fit
@@ -262,6 +263,11 @@ class Sim:
         danger = self.p.danger * q * q
         keep = self.p.keep
         cap = self.p.danger
+        own = 0  # house rules: cards the next seat could take onto a meld of its own
+        if self.rules.take_discard_to_lay_off:
+            for m in self.melds:
+                if m[0] == nxt and not m[3]:
+                    own |= targets(m[2], m[1], self.ah)
         pairs = pairs_for(self.ah)
         best, best_score = -1, -1e9
         for r in _RANKS_DOWN:  # highest points first: stop once no lower card can do better
@@ -283,7 +289,7 @@ class Sim:
                             risk += 1
                     elif h != pm and unknown & (pm ^ h):
                         pot += 1
-                x = danger * risk
+                x = danger * risk + (cap if own & low else 0.0)
                 score = POINTS[c] + r * 0.01 - keep * pot - (x if x < cap else cap)
                 if score > best_score:
                     best, best_score = c, score
