@@ -232,3 +232,13 @@ def test_playouts_follow_the_rules_like_the_engine(preset: RuleSet) -> None:
             sim.payouts,
         )
     assert same >= 0.9 * deals, same
+
+
+def test_hard_bot_copes_without_history_or_with_part_of_it() -> None:
+    """The API may hand a bot only the round's events, or none: it still plays legally."""
+    for state, seat, history in _positions(random.Random(8), RuleSet(), 8):
+        view, legal = player_view(state, seat), legal_commands(state, seat)
+        keys = {command_key(c) for c in legal}
+        for part in (None, [], history[-5:]):
+            command = small_hard().choose(view, legal, random.Random(0), part)
+            assert command_key(command) in keys

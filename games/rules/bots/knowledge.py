@@ -143,7 +143,7 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
         if kind in ("drew", "took_discard"):
             # the seat could have called Draw instead: note the deadwood it must have had
             k.no_call_limit[s] = -1
-            if draw_call and opened[s] and not blocked[s]:
+            if draw_call and first and opened[s] and not blocked[s]:
                 threats = [x for x in range(3) if x != s and opened[x]]
                 if threats:
                     k.no_call_limit[s] = int(_CALL_FRAC * min(_typical(counts[x]) for x in threats))
