@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint bench simulate
+.PHONY: help install run test lint bench simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -13,6 +13,7 @@ help:
 	@echo "make lint      ruff check, ruff format --check, import contracts"
 	@echo "make bench     rules core benchmark"
 	@echo "make simulate  100 bot matches, seed 1"
+	@echo "make tournament  600 matches of hard against two normal bots (about 25 min)"
 	@echo "make install   create .venv and install the project with dev extras"
 
 $(PY):
@@ -44,3 +45,6 @@ bench: $(STAMP)
 
 simulate: $(STAMP)
 	$(PY) -m games.rules.simulate --matches 100 --seed 1
+
+tournament: $(STAMP)
+	$(PY) -m games.rules.tournament --bots hard,normal,normal --matches 600 --seed 1 --workers 2
