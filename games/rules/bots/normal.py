@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..cards import BIT, CODES, POINTS, mask_of_codes, parse_card
+from ..cards import BIT, CODES, POINTS, cards_of, mask_of_codes, parse_card
 from ..melds import best_arrangement, candidate_melds
 from .heuristics import Params, potential, take_risk, targets, typical_deadwood
 from .knowledge import Knowledge, read
@@ -64,7 +64,7 @@ class NormalBot:
                 return by_type["call_draw"][0]
             take = best_take(k.hand, k.discard[-1] if k.discard else -1, ace_high, k.rules)
             if take is not None:
-                code_set = {CODES[c] for c in _cards(take)}
+                code_set = {CODES[c] for c in cards_of(take)}
                 for cmd in by_type.get("take_discard", []):
                     if "cards" in cmd and set(cmd["cards"]) == code_set:
                         return cmd
@@ -199,13 +199,4 @@ def _next_targets(k: Knowledge) -> int:
     for m in k.melds:
         if m.owner == nxt and not m.hidden and m.mask:
             out |= targets(m.mask, m.is_set, k.rules.ace_high_runs)
-    return out
-
-
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
     return out
