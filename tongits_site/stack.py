@@ -8,7 +8,8 @@
   needs neither PostgreSQL nor Redis installed. With both set, it uses them as they are.
 
 It creates the database, migrates it and creates the broker's tables (before any child starts, so
-three processes never race to create them), then runs gunicorn on ``0.0.0.0:${PORT:-8000}``
+three processes never race to create them) or drops the messages they hold that were already
+delivered (that transport never deletes them), then runs gunicorn on ``0.0.0.0:${PORT:-8000}``
 (``manage.py runserver`` when ``DJANGO_DEBUG`` is on), ``celery worker`` and ``celery beat``.
 Ctrl-C or SIGTERM stops the children (each in its own process group, so their own children go
 too), then the embedded PostgreSQL. If any child exits, the rest are stopped and the exit status
@@ -119,6 +120,26 @@ def prepare() -> None:
         # Declaring the default queue creates kombu's tables and the queue row exactly once.
         with app.connection_for_write() as conn:
             conn.SimpleQueue(app.conf.task_default_queue).close()
+        dropped = drop_delivered_messages(app)
+        if dropped:
+            log(f"broker    dropped {dropped} delivered messages")
+
+
+def drop_delivered_messages(app: Any) -> int:
+    """Delete the SQLAlchemy broker's delivered messages; how many.
+
+    Kombu's SQLAlchemy transport hides a message once a worker takes it and never deletes it, so
+    its table only grows (about a kilobyte per task, a few tasks per move). Run before any worker
+    starts: then no delivered message is still being worked on, and one that was lost with a
+    stopped worker is the sweeper's to redo, not the broker's. Queued messages stay.
+    """
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        message = channel.message_cls
+        session = channel.session
+        count = session.query(message).filter(message.visible.is_(False)).delete()
+        session.commit()
+        return int(count)
 
 
 def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
