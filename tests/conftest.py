@@ -20,6 +20,7 @@ never to a developer's or CI's broker: transactional tests queue follow-ups on c
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from collections.abc import Callable
@@ -65,14 +66,17 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
         )
 
 
+def checkout_tag() -> str:
+    """A short tag of this checkout's path, for names that two clones (or a clone and CI) on one
+    server must not share."""
+    return hashlib.sha256(str(settings.BASE_DIR).encode()).hexdigest()[:8]
+
+
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
-    """One test database per checkout, so two clones (or a clone and CI) never share one."""
-    import hashlib
-
+    """One test database per checkout."""
     db = settings.DATABASES["default"]
-    tag = hashlib.sha256(str(settings.BASE_DIR).encode()).hexdigest()[:8]
-    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{tag}"
+    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{checkout_tag()}"
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ tables never land in the Django test database.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -15,6 +14,7 @@ import pytest
 from celery import Celery
 from django.conf import settings
 
+from tests.conftest import checkout_tag
 from tongits_site import stack
 from tongits_site.ensure_db import server_params
 
@@ -22,8 +22,7 @@ from tongits_site.ensure_db import server_params
 @pytest.fixture
 def sqla_app() -> Iterator[Celery]:
     db = settings.DATABASES["default"]
-    tag = hashlib.sha256(str(settings.BASE_DIR).encode()).hexdigest()[:8]
-    name = f"test_kombu_{tag}"
+    name = f"test_kombu_{checkout_tag()}"
     with psycopg.connect(**server_params(db, connect_timeout=5), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
