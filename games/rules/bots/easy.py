@@ -12,7 +12,7 @@ from typing import Any
 
 from ..cards import BIT, mask_of_codes, parse_card
 from ..melds import best_arrangement
-from .knowledge import rules_of
+from .knowledge import group_by_type, rules_of
 
 
 class EasyBot:
@@ -28,9 +28,7 @@ class EasyBot:
     ) -> dict[str, Any]:
         if len(legal) == 1:
             return legal[0]
-        by_type: dict[str, list[dict[str, Any]]] = {}
-        for cmd in legal:
-            by_type.setdefault(cmd["type"], []).append(cmd)
+        by_type = group_by_type(legal)
         dw = view["deadwood"]
         if view["phase"] == "draw_call":
             if "challenge" in by_type and dw <= rng.randint(3, 12):

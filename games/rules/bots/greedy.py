@@ -10,6 +10,7 @@ from typing import Any
 
 from ..cards import BIT, CODES, POINTS, cards_of, mask_of_codes, parse_card
 from ..melds import best_arrangement
+from .knowledge import group_by_type
 
 CALL_DRAW_AT = 5  # call Draw with deadwood at most this
 CHALLENGE_AT = 9  # challenge a Draw with deadwood at most this
@@ -26,9 +27,7 @@ class GreedyBot:
         rng: random.Random,
         history: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        by_type: dict[str, list[dict[str, Any]]] = {}
-        for cmd in legal:
-            by_type.setdefault(cmd["type"], []).append(cmd)
+        by_type = group_by_type(legal)
         if view["phase"] == "draw_call":
             if "challenge" in by_type and view["deadwood"] <= CHALLENGE_AT:
                 return by_type["challenge"][0]

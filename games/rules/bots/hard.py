@@ -28,7 +28,7 @@ from typing import Any
 from ..cards import BIT, CODES, mask_of_codes, parse_card
 from ..melds import best_arrangement
 from .heuristics import left_after_lay_offs, pick_opener
-from .knowledge import Knowledge, read
+from .knowledge import Knowledge, group_by_type, read
 from .normal import choose_discard
 from .playout import OVER, Params, Sim
 from .sampling import Sampler
@@ -84,9 +84,7 @@ class HardBot:
         if len(legal) == 1:
             return legal[0]
         k = read(view, history)
-        by_type: dict[str, list[dict[str, Any]]] = {}
-        for cmd in legal:
-            by_type.setdefault(cmd["type"], []).append(cmd)
+        by_type = group_by_type(legal)
         if k.phase == "draw_call":
             return self._answer(k, by_type, rng)
         if k.phase == "start":

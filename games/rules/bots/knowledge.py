@@ -17,6 +17,15 @@ from .heuristics import typical_deadwood
 _RULES_CACHE: dict[tuple, RuleSet] = {}
 
 
+def group_by_type(legal: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The legal commands grouped by their ``type``, in their order: every bot decides by kind
+    first (draw or take, meld or discard), then among the commands of that kind."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for cmd in legal:
+        out.setdefault(cmd["type"], []).append(cmd)
+    return out
+
+
 def rules_of(view: dict[str, Any]) -> RuleSet:
     """The view's RuleSet, cached: bots look at it on every decision."""
     raw = view["rules"]

@@ -18,7 +18,7 @@ from typing import Any
 from ..cards import BIT, CODES, POINTS, cards_of, mask_of_codes, parse_card
 from ..melds import best_arrangement, candidate_melds
 from .heuristics import Params, potential, take_risk, targets, typical_deadwood
-from .knowledge import Knowledge, read
+from .knowledge import Knowledge, group_by_type, read
 
 _DEFAULTS = Params()
 
@@ -49,9 +49,7 @@ class NormalBot:
         if len(legal) == 1:
             return legal[0]
         k = read(view, history)
-        by_type: dict[str, list[dict[str, Any]]] = {}
-        for cmd in legal:
-            by_type.setdefault(cmd["type"], []).append(cmd)
+        by_type = group_by_type(legal)
         ace_high = k.rules.ace_high_runs
         if k.phase == "draw_call":
             dw = best_arrangement(k.hand, ace_high)[0]
