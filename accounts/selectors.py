@@ -17,19 +17,15 @@ from django.urls import reverse
 
 from accounts.match_records import DEFAULT_RATING, ordinal
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
-from tongits_site.api_errors import ApiError
+from tongits_site.errors import NotFound
 
 
-class PlayerNotFound(ApiError):
-    status_code = 404
-    default_code = "not_found"
-    default_detail = "No such player."
+class PlayerNotFound(NotFound):
+    detail = "No such player."
 
 
-class MatchNotFound(ApiError):
-    status_code = 404
-    default_code = "not_found"
-    default_detail = "No finished match with that id."
+class MatchNotFound(NotFound):
+    detail = "No finished match with that id."
 
 
 def user_username_taken(*, username: str) -> bool:

@@ -1,8 +1,8 @@
 """Writes to accounts data (HackSoft styleguide: services write, selectors read).
 
 Services take keyword arguments, run in a transaction where they write more than one row, and
-raise errors from ``tongits_site.api_errors`` (or Django's ``ValidationError``), which the API
-turns into ``{"code", "detail"}`` responses.
+raise domain errors (``tongits_site.errors``, or Django's ``ValidationError``); the API edge alone
+turns them into HTTP answers.
 """
 
 from django.contrib.auth import authenticate
@@ -10,26 +10,25 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import AuthenticationFailed
 
 from accounts.models import BOT_USERNAME_PREFIX, User
 from accounts.selectors import user_username_taken
-from tongits_site.api_errors import ApiError
+from tongits_site.errors import Invalid, Unauthenticated
 
 
-class UsernameTaken(ApiError):
-    default_code = "username_taken"
-    default_detail = "A user with that username already exists."
+class UsernameTaken(Invalid):
+    code = "username_taken"
+    detail = "A user with that username already exists."
 
 
-class UsernameReserved(ApiError):
-    default_code = "username_reserved"
-    default_detail = f"Usernames starting with {BOT_USERNAME_PREFIX!r} belong to the bots."
+class UsernameReserved(Invalid):
+    code = "username_reserved"
+    detail = f"Usernames starting with {BOT_USERNAME_PREFIX!r} belong to the bots."
 
 
-class InvalidCredentials(AuthenticationFailed):
-    default_code = "invalid_credentials"
-    default_detail = "Unable to log in with the given username and password."
+class InvalidCredentials(Unauthenticated):
+    code = "invalid_credentials"
+    detail = "Unable to log in with the given username and password."
 
 
 @transaction.atomic

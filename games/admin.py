@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from games.models import Event, Game, MatchResult, Seat
+from games.models import Event, Game, Seat
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -34,15 +34,6 @@ class SeatInline(admin.TabularInline):
     max_num = 0
 
 
-class MatchResultInline(admin.TabularInline):
-    model = MatchResult
-    fields = ("seat", "user", "bot_level", "placement", "rounds_won", "chips", "settled_at")
-    readonly_fields = fields
-    can_delete = False
-    extra = 0
-    max_num = 0
-
-
 @admin.register(Game)
 class GameAdmin(ReadOnly):
     list_display = (
@@ -53,13 +44,14 @@ class GameAdmin(ReadOnly):
         "round",
         "current_seat",
         "awaiting",
+        "due_at",
         "created_at",
     )
     list_filter = ("status", "awaiting")
     search_fields = ("id",)
-    exclude = ("snapshot",)  # hands and stock: not for casual eyes
+    exclude = ("snapshot", "last_hash")  # hands and stock: not for casual eyes
     readonly_fields = ("events", "match_record")
-    inlines = [SeatInline, MatchResultInline]
+    inlines = [SeatInline]
 
     @admin.display(description="events")
     def events(self, obj: Game) -> str:

@@ -8,8 +8,8 @@ never the truth. Its ``snapshot`` column is the rules state at ``version`` so a 
 row instead of re-folding the stream; ``awaiting`` says what the table waits for, so the sweeper
 finds stalled tables with an index instead of folding anything.
 
-``MatchResult`` is the settlement of a finished match, one row per seat: match history, stats
-and ratings are built on it.
+A finished match's result per player is ``accounts.PlayerMatch`` (the one record of it);
+``Game.settled_at`` says it was written.
 """
 
 from __future__ import annotations
@@ -60,7 +60,12 @@ class Game(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    settled_at = models.DateTimeField(null=True, blank=True, help_text="MatchResult rows written.")
+    settled_at = models.DateTimeField(null=True, blank=True, help_text="Match result recorded.")
+    # The stream's head: the hash of the event at ``version``, so an append reads no event.
+    last_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # When the server owes this table work (a bot move, a deal, a settlement or the turn
+    # deadline): the scheduler's one indexed question. Null while only a person can move it on.
+    due_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -70,6 +75,12 @@ class Game(models.Model):
                 fields=["turn_deadline"],
                 name="games_game_active_deadline",
                 condition=Q(status="active"),
+            ),
+            # The scheduler's question: which tables are due for server work now?
+            models.Index(
+                fields=["due_at"],
+                name="games_game_due",
+                condition=Q(due_at__isnull=False),
             ),
             # The sweeper's other question: which tables owe server work, since when?
             models.Index(
@@ -181,43 +192,3 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}:{self.key}"
-
-
-class MatchResult(models.Model):
-    """One seat's result of a finished match, written once by ``games.services.settle``.
-
-    ``placement`` is 1 to 3 by rounds won, then chips; seats equal on both share a placement
-    (1, 2, 2). ``user`` is the seat's user (null for a bot seat, or a deleted account).
-    """
-
-    game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="results")
-    seat = models.PositiveSmallIntegerField()
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="match_results",
-    )
-    bot_level = models.CharField(max_length=16, blank=True, default="", help_text="Bot seats.")
-    placement = models.PositiveSmallIntegerField()
-    rounds_won = models.PositiveSmallIntegerField()
-    chips = models.IntegerField(help_text="Net chips over the match (the seats sum to zero).")
-    settled_at = models.DateTimeField()
-
-    class Meta:
-        ordering = ["game", "seat"]
-        constraints = [
-            models.UniqueConstraint(fields=["game", "seat"], name="games_matchresult_unique_seat"),
-            models.CheckConstraint(condition=Q(seat__lte=2), name="games_matchresult_seat_range"),
-            models.CheckConstraint(
-                condition=Q(placement__gte=1, placement__lte=3),
-                name="games_matchresult_placement_range",
-            ),
-        ]
-        indexes = [
-            models.Index(fields=["user", "-settled_at"], name="games_matchresult_user"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.game_id} seat {self.seat}: #{self.placement}"

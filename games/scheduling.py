@@ -1,35 +1,42 @@
-"""The one place that queues the server's own work on a table: bot moves, time-outs, deals,
-settlements, and the sweeper that re-queues whatever was lost.
+"""The server's own work on tables: one scheduler loop, and the sweeper as its safety net.
 
-``after_append(game)`` runs inside every append's transaction (``services._after_append``) and
-registers the follow-ups on commit, so a task never sees a game that was not committed (and a
-rolled-back command queues nothing). What a table needs follows from its projection alone:
+Every write sets the game's ``due_at`` (``games.application.project``): when the server owes the
+table work, that is its bot move, its next deal, its settlement, or the turn deadline, whichever
+comes first. Nothing is published per move. The scheduler asks one indexed question,
 
-    awaiting "bot"     play_bot_turn(game, version)      after TONGITS_BOT_DELAY_SECONDS
-    awaiting "deal"    deal_next_round(game, version)    after TONGITS_NEXT_ROUND_DELAY_SECONDS
-    awaiting "settle"  settle_match(game, version)       at once
-    turn_deadline set  expire_turn(game, version)        at the deadline
+    which games are due now?   (partial index on due_at)
 
-Every append queues afresh for its new version; the tasks of older versions find the game moved
-on and do nothing. Queuing never fails a request: if the broker is down the error is logged and
-``sweep`` (a beat task, every TONGITS_SWEEP_INTERVAL_SECONDS) queues the work later, as it does
-for tasks lost with a dead worker.
+claims them with ``FOR UPDATE SKIP LOCKED`` (pushing ``due_at`` a lease ahead, so two schedulers
+never queue the same work and a lost task is queued again when the lease runs out), and queues
+one Celery task per game, by name:
+
+    turn_deadline passed   expire_turn(game, version)
+    awaiting "bot"         play_bot_turn(game, version)
+    awaiting "deal"        deal_next_round(game, version)
+    awaiting "settle"      settle_match(game, version)
+
+It wakes on every append's ``NOTIFY game_events`` and at least every
+``TONGITS_SCHEDULER_POLL_SECONDS``, so work due at once is queued within milliseconds. Every task
+checks the version it was queued for, so work queued twice, late, or after a move is harmless.
+``sweep`` (a beat task) still queues the work of tables left behind, from the projection alone.
 """
 
 from __future__ import annotations
 
 import logging
+import select
+import threading
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
+import psycopg
+from celery import current_app
 from django.conf import settings
-from django.db import transaction
+from django.db import connection
 from django.utils import timezone
 
-from games import selectors
 from games.models import Game
 
 logger = logging.getLogger(__name__)
@@ -37,68 +44,140 @@ logger = logging.getLogger(__name__)
 PLAY_BOT_TURN = "games.tasks.play_bot_turn"
 EXPIRE_TURN = "games.tasks.expire_turn"
 DEAL_NEXT_ROUND = "games.tasks.deal_next_round"
-SETTLE_MATCH = "games.tasks.settle_match"
+SETTLE_MATCH = "accounts.tasks.settle_match"
 
-#: Tables the sweeper handles per kind of work and run; the next run takes the rest.
-SWEEP_BATCH = 500
+#: Tables handled per kind of work and run (scheduler claim or sweep); the next run takes the rest.
+BATCH = 500
+
+_BY_AWAITING = {
+    Game.Awaiting.BOT: PLAY_BOT_TURN,
+    Game.Awaiting.DEAL: DEAL_NEXT_ROUND,
+    Game.Awaiting.SETTLE: SETTLE_MATCH,
+}
 
 
-def enqueue(
-    name: str,
-    game_id: uuid.UUID | str,
-    version: int,
-    *,
-    countdown: float | None = None,
-    eta: datetime | None = None,
-) -> bool:
-    """Send one game task now; False (logged) if the broker refused: the sweeper retries."""
-    from games import tasks  # tasks -> services -> this module: import on first use
-
-    task = tasks.GAME_TASKS[name]
-    options: dict[str, Any] = {}
-    if eta is not None:
-        options["eta"] = eta
-    elif countdown:
-        options["countdown"] = countdown
+def enqueue(name: str, game_id: uuid.UUID | str, version: int) -> bool:
+    """Send one game task by name; False (logged) if the broker refused: it is queued again."""
     try:
-        task.apply_async((str(game_id), version), **options)
-    except Exception:  # the broker is down or refuses: the move is committed all the same
-        logger.exception("could not queue %s(%s, %s); the sweeper will", name, game_id, version)
+        current_app.send_task(name, args=(str(game_id), version))
+    except Exception:  # the broker is down or refuses: the lease or the sweeper retries
+        logger.exception("could not queue %s(%s, %s)", name, game_id, version)
         return False
     return True
 
 
-def follow_ups(game: Game) -> list[tuple[str, dict[str, Any]]]:
-    """The tasks a game needs at its current version, with their timing (see the module doc)."""
-    work: list[tuple[str, dict[str, Any]]] = []
-    if game.awaiting == Game.Awaiting.BOT:
-        work.append((PLAY_BOT_TURN, {"countdown": max(0.0, settings.TONGITS_BOT_DELAY_SECONDS)}))
-    elif game.awaiting == Game.Awaiting.DEAL:
-        delay = max(0.0, settings.TONGITS_NEXT_ROUND_DELAY_SECONDS)
-        work.append((DEAL_NEXT_ROUND, {"countdown": delay}))
-    elif game.awaiting == Game.Awaiting.SETTLE:
-        work.append((SETTLE_MATCH, {}))
-    if game.turn_deadline is not None:
-        work.append((EXPIRE_TURN, {"eta": game.turn_deadline}))
-    return work
+def work_for(awaiting: str, turn_deadline: datetime | None, now: datetime) -> str | None:
+    """The task a due game needs: its time-out once the deadline passed, else its server work."""
+    if turn_deadline is not None and turn_deadline <= now:
+        return EXPIRE_TURN
+    return _BY_AWAITING.get(awaiting)
 
 
-def after_append(game: Game) -> None:
-    """Queue, when the current transaction commits, what the game needs at its new version."""
-    for name, options in follow_ups(game):
-        transaction.on_commit(partial(enqueue, name, game.pk, game.version, **options))
+_CLAIM = """
+WITH due AS (
+    SELECT id FROM games_game
+    WHERE due_at IS NOT NULL AND due_at <= %(now)s
+    ORDER BY due_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE games_game g SET due_at = %(lease)s
+FROM due WHERE g.id = due.id
+RETURNING g.id, g.version, g.awaiting, g.turn_deadline
+"""
 
 
-def expire_at_deadline(game: Game) -> None:
-    """Queue the time-out of the game's current turn again, for its deadline (on commit)."""
-    if game.turn_deadline is not None:
-        transaction.on_commit(
-            partial(enqueue, EXPIRE_TURN, game.pk, game.version, eta=game.turn_deadline)
-        )
+def claim_due(*, now: datetime | None = None, limit: int = BATCH) -> list[tuple[str, Any, int]]:
+    """Claim the games due by ``now`` and return ``(task, game_id, version)`` for each.
+
+    One statement (its own transaction in autocommit): rows another scheduler is claiming are
+    skipped, and each claimed row's ``due_at`` moves a lease ahead, so it is claimed again only
+    if its task never wrote anything.
+    """
+    now = now or timezone.now()
+    lease = now + timedelta(seconds=settings.TONGITS_SCHEDULER_LEASE_SECONDS)
+    with connection.cursor() as cursor:
+        cursor.execute(_CLAIM, {"now": now, "limit": limit, "lease": lease})
+        rows = cursor.fetchall()
+    out = []
+    for game_id, version, awaiting, deadline in rows:
+        name = work_for(awaiting, deadline, now)
+        if name is not None:
+            out.append((name, game_id, version))
+    return out
+
+
+def run_due(*, now: datetime | None = None) -> int:
+    """Claim what is due and queue it; the number of tasks queued."""
+    return sum(enqueue(name, game_id, version) for name, game_id, version in claim_due(now=now))
+
+
+def _listen_connection() -> psycopg.Connection | None:
+    """A connection of its own that LISTENs for appends (None if it cannot be had now)."""
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    params.pop("prepare_threshold", None)
+    try:
+        conn = psycopg.connect(**params, autocommit=True)
+        conn.execute("LISTEN game_events")
+    except psycopg.Error:
+        logger.exception("scheduler: cannot LISTEN; polling only")
+        return None
+    return conn
+
+
+def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
+    """The scheduler loop: queue due work, then wait for an append or the poll interval.
+
+    Runs until ``stop`` is set (``manage.py run_scheduler`` runs it until SIGTERM). A database
+    error is logged and retried after the interval: the loop never dies of one.
+    """
+    interval = settings.TONGITS_SCHEDULER_POLL_SECONDS if poll is None else poll
+    listener = _listen_connection()
+    try:
+        while not stop.is_set():
+            try:
+                run_due()
+            except Exception:
+                logger.exception("scheduler: claim failed; retrying")
+                connection.close()
+            if listener is None:
+                stop.wait(interval)
+                listener = _listen_connection() if not stop.is_set() else None
+                continue
+            try:
+                ready, _, _ = select.select([listener.fileno()], [], [], interval)
+                if ready:
+                    for _ in listener.notifies(timeout=0, stop_after=0):
+                        pass
+            except (psycopg.Error, OSError, ValueError):
+                logger.warning("scheduler: lost its LISTEN connection; reconnecting")
+                listener.close()
+                listener = None
+    finally:
+        if listener is not None:
+            listener.close()
+        connection.close()
+
+
+# ---------------------------------------------------------------- the safety net
+
+
+def overdue_turns(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of active games whose turn deadline passed before ``before``, oldest first."""
+    qs = Game.objects.filter(status=Game.Status.ACTIVE, turn_deadline__lt=before)
+    return list(qs.order_by("turn_deadline").values_list("id", "version")[:limit])
+
+
+def tables_awaiting(awaiting: str, *, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of games waiting on the server's ``awaiting`` work since before ``before``."""
+    qs = Game.objects.filter(awaiting=awaiting, updated_at__lt=before)
+    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
 
 
 def sweep(*, now: datetime | None = None) -> dict[str, int]:
-    """Queue the work of every table left behind; the safety net for lost tasks and workers.
+    """Queue the work of every table left behind: the safety net if the scheduler is down.
 
     A table is left behind when its turn is past its deadline, or when it has waited on a bot,
     a deal or a settlement longer than that work's delay plus ``TONGITS_SWEEP_GRACE_SECONDS``.
@@ -112,15 +191,15 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     def queue(name: str, found: Iterable[tuple[uuid.UUID, int]]) -> None:
         counts[name] = sum(enqueue(name, game_id, version) for game_id, version in found)
 
-    queue(EXPIRE_TURN, selectors.overdue_turns(before=now - grace, limit=SWEEP_BATCH))
+    queue(EXPIRE_TURN, overdue_turns(before=now - grace, limit=BATCH))
     delays = {
-        Game.Awaiting.BOT: (PLAY_BOT_TURN, settings.TONGITS_BOT_DELAY_SECONDS),
-        Game.Awaiting.DEAL: (DEAL_NEXT_ROUND, settings.TONGITS_NEXT_ROUND_DELAY_SECONDS),
-        Game.Awaiting.SETTLE: (SETTLE_MATCH, 0.0),
+        Game.Awaiting.BOT: settings.TONGITS_BOT_DELAY_SECONDS,
+        Game.Awaiting.DEAL: settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
+        Game.Awaiting.SETTLE: 0.0,
     }
-    for awaiting, (name, delay) in delays.items():
+    for awaiting, delay in delays.items():
         before = now - grace - timedelta(seconds=max(0.0, delay))
-        queue(name, selectors.tables_awaiting(awaiting, before=before, limit=SWEEP_BATCH))
+        queue(_BY_AWAITING[awaiting], tables_awaiting(awaiting, before=before, limit=BATCH))
     if any(counts.values()):
         logger.info("sweep queued %s", {k.rsplit(".", 1)[-1]: v for k, v in counts.items() if v})
     return counts

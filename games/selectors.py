@@ -15,7 +15,8 @@ from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
 
 from games import store
-from games.models import Event, Game, Seat
+from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
+from games.models import Game, Seat
 from games.rules import (
     GameState,
     deck_commitment,
@@ -24,27 +25,8 @@ from games.rules import (
     redact_event,
     state_to_dict,
 )
-from tongits_site.api_errors import ApiError
 
 FEED_LIMIT = 1000
-
-
-class NotAPlayer(ApiError):
-    status_code = 403
-    default_code = "not_a_player"
-    default_detail = "You do not sit at this game."
-
-
-class NotStarted(ApiError):
-    status_code = 409
-    default_code = "not_started"
-    default_detail = "The game has not started yet: its table is still waiting for players."
-
-
-class TableNotFound(ApiError):
-    status_code = 404
-    default_code = "not_found"
-    default_detail = "No such table."
 
 
 def iso(value: datetime | None) -> str | None:
@@ -112,13 +94,13 @@ def seat_of(state: GameState, user: Any) -> int | None:
     return None
 
 
-def _access(game: Game, user: Any) -> tuple[GameState, int | None, bool]:
+def _access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
     """(state, the caller's seat, reveal all?) or an error.
 
     Players see their own seat's view while the match runs and everything once it is finished;
     staff may read any game (a spectator's view while it runs, whole after); nobody else may.
     """
-    state = store.state_of(game)
+    state = game.state()
     if state is None:
         raise NotStarted()
     seat = seat_of(state, user)
@@ -147,14 +129,16 @@ def revealed_view(state: GameState) -> dict[str, Any]:
     return player_view(state, None, reveal=True)
 
 
-def game_payload(game: Game, state: GameState, seat: int | None) -> dict[str, Any]:
+def game_payload(
+    game_id: Any, status: str, turn_deadline: datetime | None, state: GameState, seat: int | None
+) -> dict[str, Any]:
     """The caller's whole picture of a game: view, version, deadline and legal commands."""
     return {
-        "id": str(game.pk),
-        "status": game.status,
+        "id": str(game_id),
+        "status": status,
         "version": state.version,
         "seat": seat,
-        "turn_deadline": iso(game.turn_deadline),
+        "turn_deadline": iso(turn_deadline),
         "seats": public_seats(state),
         "view": player_view(state, seat),
         "legal_commands": legal_commands(state, seat) if seat is not None else [],
@@ -163,18 +147,32 @@ def game_payload(game: Game, state: GameState, seat: int | None) -> dict[str, An
 
 def game_view(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     """GET /games/{id}: the game as the caller's seat sees it (after the match: revealed)."""
-    game = store.get_game(game_id)
+    game = store.read(game_id)
     state, seat, reveal = _access(game, user)
-    payload = game_payload(game, state, seat)
+    payload = game_payload(game.game_id, game.status, game.turn_deadline, state, seat)
     if reveal:
         payload["revealed"] = revealed_view(state)
     return payload
 
 
+def command_answer(written: Any) -> dict[str, Any]:
+    """What a command answers (the presenter the API hands to the write door): the new events
+    as the writer's seat may see them, and its new view."""
+    columns, seat = written.columns, written.seat
+    reveal = columns["status"] == Game.Status.FINISHED
+    return {
+        "version": written.version,
+        "events": [feed_item(row, seat, reveal) for row in written.events],
+        "game": game_payload(
+            written.game_id, columns["status"], columns["turn_deadline"], written.state, seat
+        ),
+    }
+
+
 # ---------------------------------------------------------------- events
 
 
-def feed_item(row: Event, seat: int | None, reveal: bool) -> dict[str, Any]:
+def feed_item(row: Any, seat: int | None, reveal: bool) -> dict[str, Any]:
     """One event as a seat may see it: seq and type always, hidden fields removed."""
     return {
         "seq": row.seq,
@@ -189,9 +187,9 @@ def event_feed(
     *, game_id: uuid.UUID | str, user: Any, after: int = 0, limit: int = FEED_LIMIT
 ) -> dict[str, Any]:
     """Events with seq > ``after`` redacted for the caller (an empty list at once if none)."""
-    game = store.get_game(game_id)
+    game = store.read(game_id)
     state, seat, reveal = _access(game, user)
-    rows = list(store.load_events(game.pk, after=after, upto=state.version)[:limit])
+    rows = list(store.load_events(game.game_id, after=after, upto=state.version)[:limit])
     return {
         "version": state.version,
         "seat": seat,
@@ -203,21 +201,16 @@ def event_feed(
 # ---------------------------------------------------------------- replay and audit
 
 
-class BadStep(ApiError):
-    default_code = "invalid"
-    default_detail = "No such step."
-
-
 def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dict[str, Any]:
     """The game after its first ``at`` events: the caller's view, or all of it after the match."""
-    game = store.get_game(game_id)
+    game = store.read(game_id)
     state, seat, reveal = _access(game, user)
     at = state.version if at is None else at
     if not 1 <= at <= state.version:
         raise BadStep(
             f"'at' must be between 1 and {state.version}.", extra={"version": state.version}
         )
-    past = state if at == state.version else store.fold_from_zero(game.pk, upto=at)
+    past = state if at == state.version else store.fold_from_zero(game.game_id, upto=at)
     return {
         "at": at,
         "version": state.version,
@@ -233,11 +226,11 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     While the match runs the answer holds verdicts only; after it, each deal's salt, hands and
     stock too, so anyone can recompute the commitments.
     """
-    game = store.get_game(game_id)
+    game = store.read(game_id)
     state, seat, reveal = _access(game, user)
-    broken = store.verify_chain(game.pk)
+    broken = store.verify_chain(game.game_id)
     rounds = []
-    for row in store.load_events(game.pk, upto=state.version).filter(type="round_started"):
+    for row in store.load_events(game.game_id, upto=state.version).filter(type="round_started"):
         data = row.data if isinstance(row.data, dict) else {}
         entry: dict[str, Any] = {
             "round": data.get("round"),
@@ -251,11 +244,11 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     snapshot_ok = None
     if broken is None:
         try:
-            snapshot_ok = state_to_dict(store.fold_from_zero(game.pk)) == game.snapshot
+            snapshot_ok = state_to_dict(store.fold_from_zero(game.game_id)) == game.snapshot
         except Exception:  # a stream that does not fold is reported, not raised
             snapshot_ok = False
     return {
-        "game_id": str(game.pk),
+        "game_id": str(game.game_id),
         "version": game.version,
         "revealed": reveal,
         "chain_ok": broken is None,

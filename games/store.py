@@ -1,15 +1,22 @@
-"""The event store: append with an expected version, load from the snapshot, verify the chain.
+"""The event store: events, versions and hashes. It knows no rule of Tongits.
 
-Every game is an append-only stream of ``games_event`` rows. Appending is one transaction: lock
-the game row, check the expected version, insert the events with consecutive ``seq`` and update
-the ``games_game`` projection (version, snapshot, phase, turn, deadline, awaiting). Two writers
-with the same expected version cannot both succeed: the second waits for the lock, then sees a
-newer version and gets ``StaleVersion`` (HTTP 409), never a lost or doubled move.
+Every game is an append-only stream of ``games_event`` rows beside one ``games_game`` row that
+holds the stream's head: ``version``, ``last_hash`` and a snapshot of the state at that version
+(plus projection columns the application computes). A write is two round trips:
 
-Each event's ``hash`` is ``sha256(prev_hash + canonical JSON)`` of the envelope
-``{"game", "seq", "actor", "recorded_at", "data"}`` (keys sorted, compact separators), with
-``prev_hash`` of the first event ``"0" * 64``. Editing any stored field of any event therefore
-breaks the chain at that event, which ``verify_chain`` reports.
+1. ``read(game_id)``: one SELECT of the head (and of a stored idempotent reply, when asked);
+2. ``write(head, ...)``: one statement that updates the head *where its version is still the one
+   read* and inserts the events, the idempotency record and a ``pg_notify('game_events',
+   '<game>:<version>')`` only if that update matched. In autocommit it is its own transaction;
+   a NOTIFY fires only on commit.
+
+Two writers from the same version cannot both succeed: PostgreSQL re-checks the ``version = %s``
+condition after waiting for the other writer's row lock, so the second matches no row and gets
+``StaleVersion`` with nothing appended. The unique ``(game, seq)`` constraint backs that up.
+
+Each event's ``hash`` is ``sha256(prev_hash + canonical JSON)`` of the envelope ``{"game", "seq",
+"actor", "recorded_at", "data"}`` (keys sorted, compact separators), with ``prev_hash`` of the
+first event ``"0" * 64``; ``last_hash`` on the head saves a read of the previous event.
 """
 
 from __future__ import annotations
@@ -17,51 +24,36 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+import orjson
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection
 from django.db.models import QuerySet
-from django.utils import timezone
 
+from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
-from games.rules import Event as RulesEvent
-from games.rules import (
-    GameState,
-    event_to_dict,
-    evolve,
-    fold,
-    state_from_dict,
-    state_to_dict,
-)
-from tongits_site.api_errors import ApiError, Conflict
+from games.rules import GameState, fold, state_from_dict
 
 GENESIS_HASH = "0" * 64
-IN_ROUND = ("start", "play", "draw_call")
+NOTIFY_CHANNEL = "game_events"
 
-
-class StaleVersion(Conflict):
-    """The caller's ``expected_version`` is not the game's version: the game moved on."""
-
-    default_code = "stale_version"
-    default_detail = "The game has moved on since that version; reload it and try again."
-
-    def __init__(self, expected: int, actual: int) -> None:
-        super().__init__(
-            f"Expected version {expected}, but the game is at version {actual}.",
-            extra={"version": actual},
-        )
-        self.expected = expected
-        self.actual = actual
-
-
-class GameNotFound(ApiError):
-    status_code = 404
-    default_code = "not_found"
-    default_detail = "No such game."
+#: The projection columns of ``games_game`` that a write sets, besides version and last_hash.
+COLUMNS = (
+    "status",
+    "phase",
+    "round",
+    "current_seat",
+    "turn_deadline",
+    "winner_seat",
+    "awaiting",
+    "due_at",
+    "started_at",
+    "finished_at",
+)
 
 
 # ---------------------------------------------------------------- hashing
@@ -92,11 +84,248 @@ def event_hash(
     return hashlib.sha256((prev_hash + canonical_json(envelope)).encode("ascii")).hexdigest()
 
 
-# ---------------------------------------------------------------- load
+# ---------------------------------------------------------------- the head
+
+
+@dataclass(frozen=True)
+class StoredReply:
+    """The first answer to an idempotent request (``games_idempotencyrecord``)."""
+
+    game_id: str
+    fingerprint: str
+    status: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Head:
+    """A game row as one read saw it: the stream's version and hash, the snapshot at that
+    version, and the projection columns the application needs to compute the next ones."""
+
+    game_id: uuid.UUID
+    version: int
+    last_hash: str
+    snapshot: dict[str, Any] | None
+    rules: dict[str, Any]
+    created_by_id: int | None
+    status: str
+    settled_at: datetime | None
+    turn_deadline: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    reply: StoredReply | None = None
+
+    def state(self) -> GameState | None:
+        """The rules state at ``version`` (``None`` before the first event)."""
+        if self.version == 0:
+            return None
+        snap = self.snapshot
+        if isinstance(snap, dict) and snap.get("version") == self.version:
+            return state_from_dict(snap)
+        return fold_from_zero(self.game_id, upto=self.version)  # an old row without a snapshot
+
+
+_READ = """
+SELECT g.version, g.last_hash, g.snapshot::text, g.rules::text, g.created_by_id, g.status,
+       g.settled_at, g.turn_deadline, g.started_at, g.finished_at{reply_columns}
+FROM games_game g{reply_join}
+WHERE g.id = %(id)s
+"""
+_READ_PLAIN = _READ.format(reply_columns="", reply_join="")
+_READ_REPLY = _READ.format(
+    reply_columns=", r.game_id, r.fingerprint, r.response_status, r.response_body",
+    reply_join=" LEFT JOIN games_idempotencyrecord r ON r.user_id = %(user)s AND r.key = %(key)s",
+)
+
+
+def parse_id(game_id: uuid.UUID | str) -> uuid.UUID:
+    """The game id as a UUID; ``GameNotFound`` for anything that is not one."""
+    if isinstance(game_id, uuid.UUID):
+        return game_id
+    try:
+        return uuid.UUID(str(game_id))
+    except ValueError:
+        raise GameNotFound() from None
+
+
+def read(game_id: uuid.UUID | str, *, reply_for: tuple[int, str] | None = None) -> Head:
+    """The game's head in one query; ``reply_for=(user_id, key)`` also fetches a stored reply."""
+    gid = parse_id(game_id)
+    with connection.cursor() as cursor:
+        if reply_for is None:
+            cursor.execute(_READ_PLAIN, {"id": gid})
+        else:
+            cursor.execute(_READ_REPLY, {"id": gid, "user": reply_for[0], "key": reply_for[1]})
+        row = cursor.fetchone()
+    if row is None:
+        raise GameNotFound()
+    reply = None
+    if reply_for is not None and row[10] is not None:
+        reply = StoredReply(str(row[10]), row[11], row[12], row[13])
+    return Head(
+        game_id=gid,
+        version=row[0],
+        last_hash=row[1] or GENESIS_HASH,
+        snapshot=orjson.loads(row[2]) if row[2] else None,
+        rules=orjson.loads(row[3]) if row[3] else {},
+        created_by_id=row[4],
+        status=row[5],
+        settled_at=row[6],
+        turn_deadline=row[7],
+        started_at=row[8],
+        finished_at=row[9],
+        reply=reply,
+    )
+
+
+def current_version(game_id: uuid.UUID | str) -> int:
+    version = Game.objects.filter(pk=parse_id(game_id)).values_list("version", flat=True).first()
+    if version is None:
+        raise GameNotFound()
+    return version
+
+
+# ---------------------------------------------------------------- write
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """One appended event, as the feed shows it (the same fields as a ``games_event`` row)."""
+
+    game_id: uuid.UUID
+    seq: int
+    type: str
+    data: dict[str, Any]
+    actor: str
+    recorded_at: datetime
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An idempotent request's answer, written with the events it reports."""
+
+    user_id: int
+    key: str
+    fingerprint: str
+    status: int
+    body: str
+
+
+_WRITE = """
+WITH g AS (
+    UPDATE games_game SET version = %(version)s, last_hash = %(last_hash)s,
+        snapshot = %(snapshot)s::jsonb, status = %(status)s, phase = %(phase)s,
+        round = %(round)s, current_seat = %(current_seat)s, turn_deadline = %(turn_deadline)s,
+        winner_seat = %(winner_seat)s, awaiting = %(awaiting)s, due_at = %(due_at)s,
+        started_at = %(started_at)s, finished_at = %(finished_at)s, updated_at = %(now)s
+    WHERE id = %(id)s AND version = %(expected)s
+    RETURNING id
+), e AS (
+    INSERT INTO games_event (game_id, seq, type, data, actor, recorded_at, prev_hash, hash)
+    SELECT g.id, x.seq, x.type, x.data, x.actor, x.recorded_at, x.prev_hash, x.hash
+    FROM g CROSS JOIN jsonb_to_recordset(%(events)s::jsonb) AS x(
+        seq integer, type text, data jsonb, actor text, recorded_at timestamptz,
+        prev_hash text, hash text)
+    RETURNING 1
+){reply_cte}, n AS (
+    SELECT pg_notify('{channel}', %(notify)s) FROM g
+)
+SELECT (SELECT count(*) FROM g), (SELECT count(*) FROM e), (SELECT count(*) FROM n)
+"""
+_REPLY_CTE = """, r AS (
+    INSERT INTO games_idempotencyrecord
+        (user_id, key, game_id, fingerprint, response_status, response_body, created_at)
+    SELECT %(r_user)s, %(r_key)s, g.id, %(r_fingerprint)s, %(r_status)s, %(r_body)s, %(now)s
+    FROM g
+    RETURNING 1
+)"""
+_WRITE_PLAIN = _WRITE.format(reply_cte="", channel=NOTIFY_CHANNEL)
+_WRITE_REPLY = _WRITE.format(reply_cte=_REPLY_CTE, channel=NOTIFY_CHANNEL)
+
+
+def chain(
+    head: Head, batches: Sequence[tuple[str, Sequence[dict[str, Any]]]], now: datetime
+) -> list[StoredEvent]:
+    """The rows that would follow ``head``: ``(actor, [event dicts])`` batches, hash-chained."""
+    prev, seq, rows = head.last_hash, head.version, []
+    for actor, events in batches:
+        for data in events:
+            seq += 1
+            digest = event_hash(
+                prev, game_id=head.game_id, seq=seq, actor=actor, recorded_at=now, data=data
+            )
+            rows.append(
+                StoredEvent(head.game_id, seq, data["type"], data, actor, now, prev, digest)
+            )
+            prev = digest
+    return rows
+
+
+def write(
+    head: Head,
+    rows: Sequence[StoredEvent],
+    *,
+    snapshot: dict[str, Any],
+    columns: dict[str, Any],
+    now: datetime,
+    reply: Reply | None = None,
+) -> None:
+    """Append ``rows`` (from ``chain(head, ...)``) and set the head, if the game is still at
+    ``head.version``; else ``StaleVersion`` and nothing is written. One statement."""
+    if not rows:
+        return
+    last = rows[-1]
+    params: dict[str, Any] = {
+        "id": head.game_id,
+        "expected": head.version,
+        "version": last.seq,
+        "last_hash": last.hash,
+        "snapshot": orjson.dumps(snapshot).decode(),
+        "now": now,
+        "notify": f"{head.game_id}:{last.seq}",
+        "events": orjson.dumps(
+            [
+                {
+                    "seq": r.seq,
+                    "type": r.type,
+                    "data": r.data,
+                    "actor": r.actor,
+                    "recorded_at": r.recorded_at.isoformat(),
+                    "prev_hash": r.prev_hash,
+                    "hash": r.hash,
+                }
+                for r in rows
+            ]
+        ).decode(),
+    }
+    for name in COLUMNS:
+        params[name] = columns[name]
+    sql = _WRITE_PLAIN
+    if reply is not None:
+        sql = _WRITE_REPLY
+        params.update(
+            r_user=reply.user_id,
+            r_key=reply.key,
+            r_fingerprint=reply.fingerprint,
+            r_status=reply.status,
+            r_body=reply.body,
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        updated, inserted, _ = cursor.fetchone()
+    if not updated:
+        raise StaleVersion(head.version, current_version(head.game_id))
+    if inserted != len(rows):  # cannot happen while the version check holds; never hide it
+        raise RuntimeError(f"{head.game_id}: {inserted} of {len(rows)} events inserted")
+
+
+# ---------------------------------------------------------------- reads of the stream
 
 
 def get_game(game_id: uuid.UUID | str, *, lock: bool = False) -> Game:
-    """The game row (``lock``: ``SELECT ... FOR UPDATE``, inside a transaction)."""
+    """The game row as a model (``lock``: ``SELECT ... FOR UPDATE``, inside a transaction)."""
     qs = Game.objects.select_for_update() if lock else Game.objects.all()
     try:
         return qs.get(pk=game_id)
@@ -105,10 +334,7 @@ def get_game(game_id: uuid.UUID | str, *, lock: bool = False) -> Game:
 
 
 def state_of(game: Game) -> GameState | None:
-    """The rules state at ``game.version``: the snapshot, or a fold when it is missing or stale.
-
-    ``None`` before the first event (a table still waiting for players).
-    """
+    """The rules state at ``game.version``: the snapshot, or a fold when it is missing or stale."""
     if game.version == 0:
         return None
     snap = game.snapshot
@@ -118,8 +344,8 @@ def state_of(game: Game) -> GameState | None:
 
 
 def load(game_id: uuid.UUID | str) -> GameState | None:
-    """The current state of a game from its row's snapshot (no re-fold of the stream)."""
-    return state_of(get_game(game_id))
+    """The current state of a game from its head's snapshot (no re-fold of the stream)."""
+    return read(game_id).state()
 
 
 def load_events(
@@ -141,140 +367,17 @@ def fold_from_zero(game_id: uuid.UUID | str, *, upto: int | None = None) -> Game
     return fold(rows.iterator(chunk_size=500))
 
 
-# ---------------------------------------------------------------- append
-
-
-@dataclass
-class Locked:
-    """A game row locked for this transaction, with its state at ``game.version``."""
-
-    game: Game
-    state: GameState | None
-
-
-def lock(game_id: uuid.UUID | str, expected_version: int | None = None) -> Locked:
-    """Lock the game row for the rest of the transaction; ``StaleVersion`` on a version mismatch."""
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError("games.store.lock needs a transaction (transaction.atomic)")
-    game = get_game(game_id, lock=True)
-    if expected_version is not None and expected_version != game.version:
-        raise StaleVersion(expected_version, game.version)
-    return Locked(game, state_of(game))
-
-
-def append_locked(
-    locked: Locked, events: Iterable[RulesEvent | dict[str, Any]], actor: str
-) -> list[Event]:
-    """Append events to a game locked by ``lock`` and update its projection and snapshot.
-
-    ``locked.state`` and ``locked.game`` are advanced in place, so a caller can append again
-    (a follow-up deal) in the same transaction without reloading.
-    """
-    game, before = locked.game, locked.state
-    now = timezone.now()
-    prev_hash = GENESIS_HASH
-    if game.version:
-        prev_hash = (
-            Event.objects.filter(game_id=game.pk, seq=game.version)
-            .values_list("hash", flat=True)
-            .get()
-        )
-    state = before
-    rows: list[Event] = []
-    for event in events:
-        data = event_to_dict(event)
-        state = evolve(state, data)
-        seq = game.version + len(rows) + 1
-        if state.version != seq:
-            raise RuntimeError(f"snapshot of {game.pk} is out of step: {state.version} != {seq}")
-        digest = event_hash(
-            prev_hash, game_id=game.pk, seq=seq, actor=actor, recorded_at=now, data=data
-        )
-        rows.append(
-            Event(
-                game_id=game.pk,
-                seq=seq,
-                type=data["type"],
-                data=data,
-                actor=actor,
-                recorded_at=now,
-                prev_hash=prev_hash,
-                hash=digest,
-            )
-        )
-        prev_hash = digest
-    if not rows:
-        return []
-    Event.objects.bulk_create(rows)
-    _project(game, before, state, now)
-    game.save()
-    locked.state = state
-    return rows
-
-
-def append(
-    game_id: uuid.UUID | str,
-    expected_version: int,
-    events: Iterable[RulesEvent | dict[str, Any]],
-    actor: str,
-) -> list[Event]:
-    """Append events in one transaction if the game is still at ``expected_version``."""
-    with transaction.atomic():
-        return append_locked(lock(game_id, expected_version), events, actor)
-
-
-def _turn_key(state: GameState | None) -> tuple | None:
-    """Changes exactly when a new turn (or a new Draw answer) starts: the deadline restarts."""
-    if state is None or state.phase not in IN_ROUND:
-        return None
-    return (state.round, state.turns, state.turn, state.phase == "draw_call", len(state.answers))
-
-
-def _awaiting(game: Game, state: GameState) -> str:
-    """What the table waits for next: the sweeper's index looks for the server's share."""
-    if state.phase in IN_ROUND:
-        seat = state.seats[state.turn] if 0 <= state.turn < len(state.seats) else {}
-        return Game.Awaiting.BOT if seat.get("kind") == "bot" else Game.Awaiting.USER
-    if state.phase in ("dealing", "round_over"):
-        return Game.Awaiting.DEAL
-    if state.phase == "match_over" and game.settled_at is None:
-        return Game.Awaiting.SETTLE
-    return Game.Awaiting.NONE
-
-
-def _project(game: Game, before: GameState | None, after: GameState, now: datetime) -> None:
-    """Derive the projection columns of ``games_game`` from the state after an append."""
-    game.version = after.version
-    game.snapshot = state_to_dict(after)
-    game.phase = after.phase
-    game.round = after.round
-    game.current_seat = after.turn if after.turn >= 0 else None
-    game.awaiting = _awaiting(game, after)
-    if after.phase == "match_over":
-        game.status = Game.Status.FINISHED
-        game.finished_at = game.finished_at or now
-        game.winner_seat = after.match_winner
-    else:
-        if game.status == Game.Status.WAITING:
-            game.started_at = game.started_at or now
-        game.status = Game.Status.ACTIVE
-    key = _turn_key(after)
-    seconds = after.rules.turn_seconds
-    if key is None or not seconds:
-        game.turn_deadline = None
-    elif key != _turn_key(before) or game.turn_deadline is None:
-        game.turn_deadline = now + timedelta(seconds=seconds)
-
-
 # ---------------------------------------------------------------- verification
 
 
 def verify_chain(game_id: uuid.UUID | str) -> int | None:
     """The first seq whose link is broken (edited, missing or out of place), or None if sound.
 
-    Also checks the stream's length against the game row's version, so a deleted tail shows.
+    Also checks the stream against the head: its length against ``version`` (a deleted tail
+    shows) and its last hash against ``last_hash``.
     """
-    version = Game.objects.filter(pk=game_id).values_list("version", flat=True).first() or 0
+    head = Game.objects.filter(pk=game_id).values_list("version", "last_hash").first()
+    version, last_hash = head or (0, "")
     expected_seq = 1
     prev = GENESIS_HASH
     for row in _rows(game_id):
@@ -295,6 +398,8 @@ def verify_chain(game_id: uuid.UUID | str) -> int | None:
         expected_seq += 1
     if expected_seq <= version:
         return expected_seq
+    if version and last_hash and last_hash != prev:
+        return version
     return None
 
 

@@ -1,10 +1,11 @@
-"""Celery tasks that keep tables moving; each one is a thin call of a service.
+"""Celery tasks that keep tables moving; each one is a thin call of a ``games.play`` service.
 
 Game tasks take ``(game_id, version)``: the version the work was queued for. A task whose game
 has moved on does nothing, so running one twice, late, or after the sweeper queued a copy is
 harmless. They are ``acks_late`` with ``reject_on_worker_lost``: a task whose worker died is
-delivered again rather than lost (and if it is lost anyway, ``sweep`` queues it again). They
-are queued by ``games.scheduling`` only, on commit.
+delivered again rather than lost (and if it is lost anyway, the scheduler's lease runs out and
+it is queued again). They are queued by name by ``games.scheduling`` only. The settlement task
+lives in ``accounts.tasks``: it also writes the players' history.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery import Task, shared_task
+from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from games import scheduling, services, store
+from games import play, scheduling
+from games.errors import GameNotFound
 
 logger = logging.getLogger(__name__)
 
@@ -34,49 +36,30 @@ GAME_TASK_OPTIONS: dict[str, Any] = {
 def _run(service: Any, game_id: str, version: int) -> str:
     try:
         return str(service(game_id=game_id, expected_version=version))
-    except store.GameNotFound:
+    except GameNotFound:
         logger.warning("%s: no game %s", service.__name__, game_id)
         return "no_game"
 
 
 @shared_task(name=scheduling.PLAY_BOT_TURN, **GAME_TASK_OPTIONS)
 def play_bot_turn(game_id: str, version: int) -> str:
-    """One command for the bot seat to act; the next one is queued when it is committed."""
-    return _run(services.play_bot_turn, game_id, version)
+    """One command for the bot seat to act; its write makes the table due again if needed."""
+    return _run(play.play_bot_turn, game_id, version)
 
 
 @shared_task(name=scheduling.EXPIRE_TURN, **GAME_TASK_OPTIONS)
 def expire_turn(game_id: str, version: int) -> str:
     """Play for a seat whose turn deadline passed, if the game is still at ``version``."""
-    return _run(services.expire_turn, game_id, version)
+    return _run(play.expire_turn, game_id, version)
 
 
 @shared_task(name=scheduling.DEAL_NEXT_ROUND, **GAME_TASK_OPTIONS)
 def deal_next_round(game_id: str, version: int) -> str:
     """Deal the next round after a round that did not end the match."""
-    return _run(services.deal_next_round, game_id, version)
-
-
-@shared_task(name=scheduling.SETTLE_MATCH, **GAME_TASK_OPTIONS)
-def settle_match(game_id: str, version: int) -> str:
-    """Record a finished match's results (``MatchResult``); a second run changes nothing.
-
-    ``version`` is kept for the shape every game task has: a finished match never moves on.
-    """
-    try:
-        return "settled" if services.settle(game_id=game_id) else str(services.Outcome.NOTHING)
-    except store.GameNotFound:
-        logger.warning("settle_match: no game %s", game_id)
-        return "no_game"
+    return _run(play.deal_next_round, game_id, version)
 
 
 @shared_task(name="games.tasks.sweep", ignore_result=True)
 def sweep() -> dict[str, int]:
     """Periodic (beat): queue the work of tables left behind by lost tasks or dead workers."""
     return scheduling.sweep()
-
-
-#: By name, for ``games.scheduling`` (which must not import this module at import time).
-GAME_TASKS: dict[str, Task] = {
-    task.name: task for task in (play_bot_turn, expire_turn, deal_next_round, settle_match)
-}

@@ -3,15 +3,13 @@
 ``code`` is a stable, machine-readable snake_case string; ``detail`` is text for people.
 Validation errors (code ``invalid``) also carry ``fields``: ``{field: [message, ...]}``.
 
-Raising an error with a code, from a service or a view::
+Services and selectors raise domain errors (``tongits_site.errors``), which know no HTTP; this
+module alone maps their kinds to statuses, in ``HTTP_STATUS``. A view may raise ``ApiError`` for
+what only HTTP knows (a malformed header)::
 
-    from tongits_site.api_errors import ApiError, Conflict
-
-    raise ApiError("That table is full.", code="table_full")                 # 400
+    raise ApiError("Bad header.", code="invalid_idempotency_key")            # 400
     raise ApiError("Not your table.", code="not_seated", status_code=403)
-    raise Conflict("The game has moved on.", code="version_conflict", extra={"version": 7})
 
-or declare a subclass with ``status_code``, ``default_code`` and ``default_detail``.
 DRF's own exceptions (``NotFound``, ``PermissionDenied(code=...)``, ``ValidationError``) and
 Django's ``Http404``, ``PermissionDenied`` and ``ValidationError`` come out in the same shape.
 
@@ -35,7 +33,28 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from tongits_site import errors
+
 API_PREFIX = "/api/"
+
+#: The one table from domain error kinds to HTTP statuses (the most specific class wins).
+HTTP_STATUS: dict[type[errors.DomainError], int] = {
+    errors.Invalid: 400,
+    errors.Unauthenticated: 401,
+    errors.NotAllowed: 403,
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.Refused: 422,
+    errors.DomainError: 400,
+}
+
+
+def http_status(exc: errors.DomainError) -> int:
+    """The HTTP status of a domain error: its nearest kind in ``HTTP_STATUS``."""
+    for cls in type(exc).__mro__:
+        if cls in HTTP_STATUS:
+            return HTTP_STATUS[cls]
+    return 400
 
 
 class ApiError(exceptions.APIException):
@@ -145,6 +164,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
     Returns None for anything else, which DRF re-raises and Django answers with ``server_error``.
     """
+    if isinstance(exc, errors.DomainError):
+        headers = {"WWW-Authenticate": "Token"} if isinstance(exc, errors.Unauthenticated) else {}
+        set_rollback()
+        body = {**exc.extra, "code": exc.code, "detail": exc.detail}
+        return Response(body, status=http_status(exc), headers=headers)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -174,6 +174,10 @@ TONGITS_NEXT_ROUND_DELAY_SECONDS = env_float("TONGITS_NEXT_ROUND_DELAY_SECONDS",
 TONGITS_SWEEP_INTERVAL_SECONDS = env_float("TONGITS_SWEEP_INTERVAL_SECONDS", 10.0)
 # A table counts as left behind once its work is this much later than due (not an env setting).
 TONGITS_SWEEP_GRACE_SECONDS = 5.0
+# The scheduler (games.scheduling) wakes on every append's NOTIFY and at least this often.
+TONGITS_SCHEDULER_POLL_SECONDS = env_float("TONGITS_SCHEDULER_POLL_SECONDS", 0.5)
+# A claimed table is claimed again after this long if its task wrote nothing (a lost task).
+TONGITS_SCHEDULER_LEASE_SECONDS = env_float("TONGITS_SCHEDULER_LEASE_SECONDS", 15.0)
 
 CELERY_BEAT_SCHEDULE = {
     "sweep": {

@@ -1,4 +1,4 @@
-"""Input and output serializers of the games API (no writes here: see ``games.services``).
+"""Input and output serializers of the games API (no writes here: see ``games.play``).
 
 Input serializers check the *shape* of a request (400 ``invalid``); whether a command is legal
 is the rules core's question (422). The output serializers of game payloads document bodies that
@@ -10,9 +10,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from games.lobby import BOT_LEVELS
 from games.models import Game
 from games.rules import COMMAND_TYPES, PHASES, RuleSet
-from games.services import BOT_LEVELS
 
 MAX_VERSION = 2**31 - 1
 CARD_HELP = 'Card code, rank then suit: "AS", "7H", "TD" ("10D" accepted on input).'

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import selectors, services
+from games import lobby, play, selectors
 from games.api.serializers import (
     AuditSerializer,
     CommandInputSerializer,
@@ -67,7 +67,7 @@ class TablesApi(APIView):
     def post(self, request: Request) -> Response:
         data = TableCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        game = services.table_create(user=request.user, **data.validated_data)
+        game = lobby.table_create(user=request.user, **data.validated_data)
         return Response(_table(game.pk), status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -107,7 +107,7 @@ class TableJoinApi(APIView):
         data = TableJoinInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         seat = data.validated_data.get("seat")
-        services.table_join(game_id=game_id, user=request.user, seat=seat)
+        lobby.table_join(game_id=game_id, user=request.user, seat=seat)
         return Response(_table(game_id))
 
 
@@ -120,7 +120,7 @@ class TableLeaveApi(APIView):
         responses={200: TableOutputSerializer, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, game_id: uuid.UUID) -> Response:
-        services.table_leave(game_id=game_id, user=request.user)
+        lobby.table_leave(game_id=game_id, user=request.user)
         return Response(_table(game_id))
 
 
@@ -133,7 +133,7 @@ class TableStartApi(APIView):
         responses={200: TableOutputSerializer, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, game_id: uuid.UUID) -> Response:
-        services.table_start(game_id=game_id, user=request.user)
+        lobby.table_start(game_id=game_id, user=request.user)
         return Response(_table(game_id))
 
 
@@ -183,16 +183,17 @@ class GameCommandsApi(APIView):
         key = _idempotency_key(request)
         data = CommandInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = services.submit_command(
+        written = play.submit_command(
             game_id=game_id,
             user=request.user,
             command=data.validated_data["command"],
             expected_version=data.validated_data["expected_version"],
             seat=data.validated_data.get("seat"),
             idempotency_key=key,
+            present=selectors.command_answer,
         )
-        headers = {"Idempotent-Replayed": "true"} if result.replayed else None
-        return Response(result.body, status=result.status, headers=headers)
+        headers = {"Idempotent-Replayed": "true"} if written.replayed else None
+        return Response(written.body, headers=headers)
 
 
 class GameEventsApi(APIView):

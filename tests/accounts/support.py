@@ -9,7 +9,8 @@ from typing import Any
 from openskill.models import PlackettLuce
 from rest_framework.test import APIClient
 
-from games import services, store
+from accounts.tasks import settle_match_now
+from games import lobby, play, store
 from games.models import Event, Game
 from games.rules import legal_commands, player_view
 from games.rules.bots import get_bot
@@ -56,7 +57,7 @@ def play_over_http(clients: list[APIClient], rules: Any = "standard") -> str:
 
 def play_quick_over_http(client: APIClient, seats: list[dict[str, Any]], rules: Any) -> str:
     """A quick-play table (the caller and bots, started at once) played to the end: the caller
-    over HTTP, the bots by ``services.play_bot_turn``, the very service the bot task runs."""
+    over HTTP, the bots by ``play.play_bot_turn``, the very service the bot task runs."""
     response = client.post(TABLES, {"rules": rules, "seats": seats}, "json")
     assert response.status_code == 201, response.content
     game_id = response.json()["id"]
@@ -69,17 +70,17 @@ def play_quick_over_http(client: APIClient, seats: list[dict[str, Any]], rules: 
             response = post_command(client, game_id, choose(payload), payload["version"])
             assert response.status_code == 200, response.content
         else:
-            outcome = services.play_bot_turn(game_id=game_id, expected_version=payload["version"])
-            assert outcome == services.Outcome.DONE, outcome
+            outcome = play.play_bot_turn(game_id=game_id, expected_version=payload["version"])
+            assert outcome == play.Outcome.DONE, outcome
     raise AssertionError("the match does not end")
 
 
 def play_with_bots(user: Any, seats: list[dict[str, Any]], rules: Any, seed: int) -> str:
     """A table of ``user`` and bots; bot seats move through ``submit_command(seat=...)`` (the
     same door the bot task uses), the user plays a normal bot's choices as themselves."""
-    table = services.table_create(user=user, rules=rules, seats=seats)
+    table = lobby.table_create(user=user, rules=rules, seats=seats)
     if Game.objects.get(pk=table.pk).status == Game.Status.WAITING:
-        services.table_start(game_id=table.pk, user=user)
+        lobby.table_start(game_id=table.pk, user=user)
     rng = random.Random(seed)
     for _ in range(MAX_COMMANDS):
         state = store.load(table.pk)
@@ -90,19 +91,19 @@ def play_with_bots(user: Any, seats: list[dict[str, Any]], rules: Any, seed: int
         bot = get_bot(spec.get("level", "normal") if spec["kind"] == "bot" else "normal")
         command = bot.choose(player_view(state, seat), legal_commands(state, seat), rng)
         if spec["kind"] == "bot":
-            services.submit_command(
+            play.submit_command(
                 game_id=table.pk, seat=seat, command=command, expected_version=state.version
             )
         else:
-            services.submit_command(
+            play.submit_command(
                 game_id=table.pk, user=user, command=command, expected_version=state.version
             )
     raise AssertionError("the match does not end")
 
 
 def settle(game_id: str) -> None:
-    """What the settle_match task does: ``games.services.settle``, which projects the match."""
-    services.settle(game_id=game_id)
+    """What the settle_match task does: settle the game and project the match."""
+    settle_match_now(str(game_id))
 
 
 # ---------------------------------------------------------------- the log, read again

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from accounts import projections
 from accounts.match_records import DEFAULT_RATING, rules_preset, summarize_match
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
-from games import services
+from games import lobby
 from games.models import Event
 from games.rules import RuleSet
 from tests.accounts.support import expected_ratings, expected_seats, play_with_bots
@@ -62,7 +62,7 @@ def test_projecting_twice_changes_nothing_and_unfinished_matches_are_skipped(use
     assert projections.project_match(game_id) is False
     assert snapshot() == once
 
-    waiting = services.table_create(user=ann)  # no events at all
+    waiting = lobby.table_create(user=ann)  # no events at all
     assert projections.project_match(waiting.pk) is False
     assert MatchRecord.objects.count() == 1
 

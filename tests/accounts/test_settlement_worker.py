@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.models import PlayerMatch
-from games import tasks
-from games.models import Game, MatchResult
+from accounts import tasks
+from accounts.models import MatchRecord, PlayerMatch
+from games.models import Game
 from tests.accounts.test_history_api import snapshot
 
 # The worker fixtures of tests/tasks (a real worker thread on the test Redis database).
@@ -56,8 +56,8 @@ def test_the_settle_task_projects_the_match_once(worker, auth_client_factory, ru
 
     rows = list(PlayerMatch.objects.filter(match_id=game_id).select_related("player"))
     assert {r.player.username for r in rows} == {human.user.username, "bot-easy", "bot-normal"}
-    places = dict(MatchResult.objects.filter(game_id=game_id).values_list("seat", "placement"))
-    assert {r.seat: r.placement for r in rows} == places
+    record = MatchRecord.objects.get(game_id=game_id)
+    assert {r.seat: r.placement for r in rows} == dict(enumerate(record.placements))
     history = human.get(f"/api/v1/players/{human.user.username}/matches").json()["results"]
     assert [h["game_id"] for h in history] == [game_id]
 

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from games import services, store
+from games import lobby, store
 from games.models import Event, IdempotencyRecord
 from games.rules.cards import codes_of
 from tests.api.games_support import fast_password_hashing  # noqa: F401 (a fixture)
@@ -32,11 +32,11 @@ def game(user_factory):
     from rest_framework.authtoken.models import Token
 
     users = [user_factory() for _ in range(3)]
-    table = services.table_create(
+    table = lobby.table_create(
         user=users[0],
         seats=[{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in users[1:]],
     )
-    services.table_start(game_id=table.pk, user=users[0])
+    lobby.table_start(game_id=table.pk, user=users[0])
     state = store.load(table.pk)
     actor = next(u for u in users if u.pk == state.seats[state.turn]["user_id"])
     token, _ = Token.objects.get_or_create(user=actor)

@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from games import services
+from games import lobby
 from tests.api.games_support import fast_password_hashing  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
@@ -64,12 +64,12 @@ def in_process_db():
 def setup(user_factory, in_process_db):
     """Ids worth aiming at: a started game the caller plays, a waiting table, a missing id."""
     me, bob, cy = user_factory(), user_factory(), user_factory()
-    started = services.table_create(
+    started = lobby.table_create(
         user=me,
         seats=[{"kind": "user"}, {"kind": "user", "username": bob.username}, {"kind": "bot"}],
     )
-    services.table_start(game_id=started.pk, user=me)
-    waiting = services.table_create(user=cy)
+    lobby.table_start(game_id=started.pk, user=me)
+    waiting = lobby.table_create(user=cy)
     token, _ = Token.objects.get_or_create(user=me)
     ids = [str(started.pk), str(waiting.pk), str(uuid.uuid4())]
     return {"Authorization": f"Token {token.key}"}, ids

@@ -7,9 +7,11 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
-from games import services, store
+from games import application, lobby, store
+from games.application import Sender
+from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
 from games.rules import decide, legal_commands, state_to_dict
 
@@ -20,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def game(user_factory) -> Game:
     """A started three-user game (game_started + round_started)."""
     ann, ben, cy = user_factory(), user_factory(), user_factory()
-    table = services.table_create(
+    table = lobby.table_create(
         user=ann,
         seats=[
             {"kind": "user"},
@@ -28,7 +30,17 @@ def game(user_factory) -> Game:
             {"kind": "user", "username": cy.username},
         ],
     )
-    return services.table_start(game_id=table.pk, user=ann)
+    return lobby.table_start(game_id=table.pk, user=ann)
+
+
+def append(game_id, expected_version: int, events) -> application.Written:
+    """Append events through the write door (as the server), at an expected version."""
+    return application.execute(
+        game_id,
+        sender=Sender.server(),
+        step=lambda _s, _a: events,
+        expected_version=expected_version,
+    )
 
 
 def play(game_id, n: int) -> None:
@@ -37,7 +49,7 @@ def play(game_id, n: int) -> None:
         state = store.load(game_id)
         seat = state.turn
         command = legal_commands(state, seat)[0]
-        store.append(game_id, state.version, decide(state, seat, command), f"test:{seat}")
+        append(game_id, state.version, decide(state, seat, command))
 
 
 def sql(statement: str, params=None) -> None:
@@ -79,13 +91,14 @@ def test_append_assigns_consecutive_seqs_and_chains_the_hashes(game):
 def test_a_stale_expected_version_is_a_conflict_and_appends_nothing(game):
     state = store.load(game.pk)
     events = decide(state, state.turn, legal_commands(state, state.turn)[-1])
-    with pytest.raises(store.StaleVersion) as excinfo:
-        store.append(game.pk, state.version - 1, events, "test")
-    assert excinfo.value.status_code == 409 and excinfo.value.actual == state.version
-    with pytest.raises(store.StaleVersion):
-        store.append(game.pk, state.version + 1, events, "test")
+    with pytest.raises(StaleVersion) as excinfo:
+        append(game.pk, state.version - 1, events)
+    assert excinfo.value.code == "stale_version" and excinfo.value.actual == state.version
+    assert excinfo.value.extra == {"version": state.version}
+    with pytest.raises(StaleVersion):
+        append(game.pk, state.version + 1, events)
     assert Event.objects.filter(game=game).count() == state.version
-    store.append(game.pk, state.version, events, "test")
+    append(game.pk, state.version, events)
     assert Game.objects.get(pk=game.pk).version == state.version + len(events)
 
 
@@ -114,32 +127,23 @@ def test_replay_prefix_is_a_fold_of_the_first_n_events(game):
 
 
 def test_a_failing_append_leaves_no_trace(game, monkeypatch):
+    """The head update and the inserts are one statement: an insert that fails (here a row
+    whose seq already exists) takes the head's update with it."""
+    play(game.pk, 1)
     state = store.load(game.pk)
     events = decide(state, state.turn, legal_commands(state, state.turn)[-1])
+    chain = store.chain
 
-    def broken(*args, **kwargs):
-        raise RuntimeError("crash after the insert")
+    def clashing(head, batches, now):
+        rows = chain(head, batches, now)
+        return [*rows[:-1], rows[-1].__class__(**{**rows[-1].__dict__, "seq": 1})]
 
-    monkeypatch.setattr(store, "_project", broken)
-    with pytest.raises(RuntimeError):
-        store.append(game.pk, state.version, events, "test")
+    monkeypatch.setattr(store, "chain", clashing)
+    before = Game.objects.values("version", "last_hash", "snapshot").get(pk=game.pk)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        append(game.pk, state.version, events)
     assert Event.objects.filter(game=game).count() == state.version
-    assert Game.objects.get(pk=game.pk).version == state.version
-
-
-def test_lock_outside_a_transaction_is_refused(game):
-    # pytest-django wraps tests in a transaction; step outside it to see the guard work.
-    with pytest.raises(RuntimeError), transaction.atomic(), _no_atomic():
-        store.lock(game.pk)
-
-
-class _no_atomic:
-    def __enter__(self):
-        self.saved = connection.in_atomic_block
-        connection.in_atomic_block = False
-
-    def __exit__(self, *exc):
-        connection.in_atomic_block = self.saved
+    assert Game.objects.values("version", "last_hash", "snapshot").get(pk=game.pk) == before
 
 
 # ---------------------------------------------------------------- append-only in the database
@@ -213,7 +217,7 @@ def test_an_edit_around_the_trigger_breaks_the_chain_at_that_seq(game, statement
 
 
 def test_verify_events_names_the_broken_game_and_seq(game, user_factory):
-    sound = services.table_create(
+    sound = lobby.table_create(
         user=user_factory(), seats=[{"kind": "user"}, {"kind": "bot"}, {"kind": "bot"}]
     )  # quick play: started at once
     assert sound.status == "active"
@@ -244,5 +248,5 @@ def test_verify_events_checks_only_the_games_named(game):
 
 @pytest.mark.parametrize("game_id", ["not-a-uuid", "00000000-0000-0000-0000-000000000000"])
 def test_a_bad_or_unknown_game_id_is_not_found(game_id):
-    with pytest.raises(store.GameNotFound):
+    with pytest.raises(GameNotFound):
         store.load(game_id)

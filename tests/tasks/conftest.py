@@ -6,7 +6,8 @@ Redis down is a failure, never a skip.
 
 Fixtures:
     broker        the emptied test broker (``broker.purge()`` drops every queued task: lost work)
-    worker        a started worker; ``worker.stop()`` / ``worker.start()`` for lost-work tests
+    worker        a started worker and scheduler loop (``games.scheduling.run_scheduler``, in a
+                  thread); ``worker.stop()`` / ``worker.start()`` for lost-work tests
     task_runs     every task the worker finished, as ``TaskRun`` (id, name, args, retval)
     run_on_worker ``run_on_worker(task, *args)``: send a task, wait for the worker, its retval
     timing        bots and deals at once (no delays); the sweeper's grace 0
@@ -27,6 +28,7 @@ from celery.contrib.testing.worker import start_worker
 from celery.worker import state as worker_state
 from django.db import connections
 
+from games import scheduling
 from tests.conftest import TEST_BROKER_URL
 from tests.tasks.support import wait_for
 from tongits_site.celery import app
@@ -95,6 +97,8 @@ class Worker:
     def __init__(self) -> None:
         self._stack: ExitStack | None = None
         self._controller: Any = None
+        self._stop_scheduler = threading.Event()
+        self._scheduler: threading.Thread | None = None
 
     def start(self) -> None:
         assert self._stack is None, "already running"
@@ -110,12 +114,25 @@ class Worker:
                 loglevel="WARNING",
             )
         )
+        self._stop_scheduler.clear()
+        self._scheduler = threading.Thread(
+            target=scheduling.run_scheduler,
+            args=(self._stop_scheduler,),
+            kwargs={"poll": 0.05},
+            name="scheduler",
+        )
+        self._scheduler.start()
 
     def stop(self) -> None:
         """A warm shutdown: the tasks in hand finish (a cold one would leave them running into
         the next test's flush); reserved ones go back to the broker."""
         if self._stack is None:
             return
+        self._stop_scheduler.set()
+        if self._scheduler is not None:
+            self._scheduler.join(SHUTDOWN_SECONDS)
+            assert not self._scheduler.is_alive(), "the scheduler did not stop"
+            self._scheduler = None
         stack, controller = self._stack, self._controller
         self._stack = self._controller = None
         worker_state.should_stop = 0

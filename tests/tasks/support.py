@@ -11,7 +11,7 @@ from typing import Any
 from django.db import connections
 from rest_framework.test import APIClient
 
-from games import services, store
+from games import play, store
 from games.models import Game
 from games.rules import legal_commands, player_view
 from games.rules.bots import GreedyBot
@@ -79,24 +79,24 @@ def greedy(payload: dict[str, Any]) -> dict[str, Any]:
 
 def drive(game_id: str, user: Any, until: Callable[[Game], bool], limit: int = 2000) -> Game:
     """Play a table from the test thread, without a worker: the user greedily, bots through
-    ``services.play_bot_turn``, deals through ``services.deal_next_round``, until ``until``."""
+    ``play.play_bot_turn``, deals through ``play.deal_next_round``, until ``until``."""
     for _ in range(limit):
         game = Game.objects.get(pk=game_id)
         if until(game):
             return game
         if game.awaiting == Game.Awaiting.BOT:
-            outcome = services.play_bot_turn(game_id=game_id, expected_version=game.version)
-            assert outcome == services.Outcome.DONE, outcome
+            outcome = play.play_bot_turn(game_id=game_id, expected_version=game.version)
+            assert outcome == play.Outcome.DONE, outcome
         elif game.awaiting == Game.Awaiting.DEAL:
-            outcome = services.deal_next_round(game_id=game_id, expected_version=game.version)
-            assert outcome == services.Outcome.DONE, outcome
+            outcome = play.deal_next_round(game_id=game_id, expected_version=game.version)
+            assert outcome == play.Outcome.DONE, outcome
         elif game.awaiting == Game.Awaiting.USER:
             state = store.state_of(game)
             seat = state.turn
             command = _greedy.choose(
                 player_view(state, seat), legal_commands(state, seat), random.Random(0)
             )
-            services.submit_command(
+            play.submit_command(
                 game_id=game_id, user=user, command=command, expected_version=game.version
             )
         else:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.utils import timezone
 
+from accounts.models import MatchRecord
 from games import scheduling, store, tasks
-from games.models import Event, Game, MatchResult
+from games.models import Event, Game
 from games.rules import state_to_dict
 from tests.tasks.support import drive, game_url, greedy, quick_table, view, wait_for
 
@@ -67,11 +69,13 @@ def test_tables_stall_without_a_worker_and_resume_when_it_starts(
     stalled = {str(k): v for k, v in versions(game_ids).items()}
     time.sleep(STALL_SECONDS)
     assert {str(k): v for k, v in versions(game_ids).items()} == stalled, "moved without a worker"
-    assert broker.queued() >= len(game_ids)
-    assert all(g.awaiting == Game.Awaiting.BOT for g in Game.objects.filter(pk__in=game_ids))
+    # Nothing is published per move: the work waits as each table's due time, in the database.
+    assert broker.queued() == 0
+    tables = Game.objects.filter(pk__in=game_ids)
+    assert all(g.awaiting == Game.Awaiting.BOT and g.due_at <= timezone.now() for g in tables)
 
-    # The queued tasks run when the worker starts; a sweep at the same moment queues copies of
-    # the same work, which must change nothing.
+    # The scheduler queues the work when the worker starts; a sweep at the same moment queues
+    # copies of the same work, which must change nothing.
     stopped_worker.start()
     run_on_worker(tasks.sweep)
     assert wait_for(lambda: back_to_the_human(game_ids, stalled), RESUME_SECONDS), versions(
@@ -100,11 +104,12 @@ def test_work_lost_with_the_broker_is_found_by_the_sweeper(
     before = {str(k): v for k, v in versions(game_ids).items()}
     wait_for(lambda: Game.objects.get(pk=overdue).turn_deadline.timestamp() < time.time(), 2)
 
+    assert scheduling.run_due() == 4  # the scheduler queued each table's work (and leased it)
     broker.purge()  # every queued task is lost
     stopped_worker.start()
     time.sleep(STALL_SECONDS)
     assert {str(k): v for k, v in versions(game_ids).items()} == before, "lost work ran"
-    assert not MatchResult.objects.filter(game_id=settle).exists()
+    assert not MatchRecord.objects.filter(game_id=settle).exists()
 
     counts = run_on_worker(tasks.sweep)
     assert counts == {
@@ -129,7 +134,7 @@ def test_work_lost_with_the_broker_is_found_by_the_sweeper(
     assert timed_out.type == "turn_timed_out" and timed_out.actor == "system"
     dealt = Event.objects.get(game_id=deal, seq=before[deal] + 1)
     assert dealt.type == "round_started" and dealt.actor == "system"
-    assert MatchResult.objects.filter(game_id=settle).count() == 3
+    assert MatchRecord.objects.filter(game_id=settle).count() == 1
     for game_id in game_ids:
         assert_sound(game_id)
 

@@ -8,8 +8,9 @@ import time
 
 import pytest
 
+from accounts.models import PlayerMatch
 from games import store
-from games.models import Event, Game, MatchResult
+from games.models import Event, Game
 from games.rules import state_to_dict
 from tests.tasks.support import game_url, greedy, quick_table, view, wait_for
 
@@ -68,16 +69,16 @@ def test_a_human_plays_a_whole_match_against_two_bots_through_the_api(
 
     # settle_match recorded the match once: three rows, and every run of it (one, unless the
     # sweeper queued a copy) found them there or wrote them.
-    settles = wait_for(lambda: [r for r in task_runs if r.name == "games.tasks.settle_match"], 5)
+    settles = wait_for(lambda: [r for r in task_runs if r.name == "accounts.tasks.settle_match"], 5)
     assert settles and all(r.retval == "settled" for r in settles), settles
     assert Game.objects.get(pk=game_id).settled_at is not None
-    results = list(MatchResult.objects.filter(game=game).order_by("seat"))
-    assert [r.seat for r in results] == [0, 1, 2]
-    assert results[1].user_id == human.user.pk and results[1].bot_level == ""
-    assert [r.bot_level for r in results if r.seat != 1] == ["normal", "normal"]
-    assert [r.rounds_won for r in results] == game.snapshot["round_wins"]
-    assert [r.chips for r in results] == game.snapshot["chips"] and sum(game.snapshot["chips"]) == 0
-    assert results[game.winner_seat].placement == 1
+    # The one record of the result: the human's history row (the two bot seats are one bot
+    # account, bot-normal, playing itself: no row for it).
+    results = list(PlayerMatch.objects.filter(match_id=game.pk).order_by("seat"))
+    assert [(r.seat, r.player_id) for r in results] == [(1, human.user.pk)]
+    assert results[0].rounds_won == game.snapshot["round_wins"][1]
+    assert results[0].chips == game.snapshot["chips"][1] and sum(game.snapshot["chips"]) == 0
+    assert (results[0].placement == 1) == (game.winner_seat == 1)
 
     assert waits, "the bots never moved"
     assert max(waits) < NEXT_TURN_SECONDS, sorted(waits)[-5:]

@@ -1,5 +1,6 @@
-"""Settlement (once, whatever the number of runs), placements, what each state queues, the
-sweeper's thresholds, and a broker failure that must not fail a player's move."""
+"""Settlement (once, whatever the number of runs), what each state makes due, the scheduler's
+claims (never twice, again after a lost task's lease), the sweeper's thresholds, and a broker
+failure that must not fail a player's move."""
 
 from __future__ import annotations
 
@@ -9,69 +10,102 @@ import pytest
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from games import scheduling, services, tasks
-from games.models import Game, MatchResult
-from tests.tasks.support import drive, game_url, greedy, quick_table, view, wait_for
+from accounts import tasks as account_tasks
+from accounts.models import MatchRecord, PlayerMatch
+from accounts.tasks import settle_match_now
+from games import scheduling
+from games.models import Game
+from tests.tasks.support import drive, game_url, greedy, in_threads, quick_table, view, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.mark.parametrize(
-    ("wins", "chips", "places"),
-    [
-        ([1, 0, 0], [4, -1, -3], [1, 2, 3]),
-        ([0, 3, 1], [-5, 7, -2], [3, 1, 2]),
-        ([3, 1, 1], [6, -3, -3], [1, 2, 2]),  # equal on both: the same place
-        ([3, 2, 2], [-1, 4, -3], [1, 2, 3]),  # rounds first, then chips
-    ],
-)
-def test_placements(wins, chips, places):
-    assert services.placements(wins, chips) == places
 
 
 def test_settling_twice_changes_nothing(stopped_worker, broker, auth_client_factory, run_on_worker):
     human = auth_client_factory()
     rules = {"preset": "standard", "turn_seconds": 0, "wins_to_match": 1}
     game_id = quick_table(human, rules, human_seat=2)
-    assert services.settle(game_id=game_id) == []  # not over: nothing to settle
-    assert not MatchResult.objects.filter(game_id=game_id).exists()
+    assert settle_match_now(game_id) == "nothing_to_do"  # not over: nothing to settle
+    assert not MatchRecord.objects.filter(game_id=game_id).exists()
     game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.SETTLE)
     assert game.status == Game.Status.FINISHED and game.settled_at is None
     broker.purge()
     stopped_worker.start()
 
-    assert run_on_worker(tasks.settle_match, game_id, game.version) == "settled"
-    first = list(MatchResult.objects.filter(game_id=game_id).order_by("seat").values())
+    assert run_on_worker(account_tasks.settle_match, game_id, game.version) == "settled"
+    first = list(PlayerMatch.objects.filter(match_id=game_id).order_by("seat").values())
     game.refresh_from_db()
     settled_at, updated_at = game.settled_at, game.updated_at
-    assert len(first) == 3 and settled_at is not None and game.awaiting == Game.Awaiting.NONE
-    assert first[2]["user_id"] == human.user.pk
-    assert sorted(r["placement"] for r in first)[0] == 1
-    assert {r["settled_at"] for r in first} == {settled_at}
+    assert settled_at is not None and game.awaiting == Game.Awaiting.NONE and game.due_at is None
+    assert first[-1]["player_id"] == human.user.pk and first[-1]["seat"] == 2
+    assert first[-1]["placement"] == MatchRecord.objects.get(game_id=game_id).placements[2]
 
-    run_on_worker(tasks.settle_match, game_id, game.version)  # a redelivered task
-    services.settle(game_id=game_id)  # and the service itself
-    assert list(MatchResult.objects.filter(game_id=game_id).order_by("seat").values()) == first
+    run_on_worker(account_tasks.settle_match, game_id, game.version)  # a redelivered task
+    settle_match_now(game_id)  # and the service itself
+    assert list(PlayerMatch.objects.filter(match_id=game_id).order_by("seat").values()) == first
     game.refresh_from_db()
     assert (game.settled_at, game.updated_at) == (settled_at, updated_at)
     assert scheduling.sweep(now=timezone.now() + timedelta(hours=1))[scheduling.SETTLE_MATCH] == 0
 
 
-def test_what_each_state_queues(stopped_worker, broker, auth_client_factory, settings):
+def test_what_each_state_makes_due(stopped_worker, broker, auth_client_factory, settings):
     settings.TONGITS_BOT_DELAY_SECONDS = 0.5
     settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = 2.0
     human = auth_client_factory()
     game_id = quick_table(human, {"preset": "standard", "turn_seconds": 20}, human_seat=0)
     game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.BOT)
-    assert scheduling.follow_ups(game) == [
-        (scheduling.PLAY_BOT_TURN, {"countdown": 0.5}),
-        (scheduling.EXPIRE_TURN, {"eta": game.turn_deadline}),
-    ]
+    assert game.due_at == game.updated_at + timedelta(seconds=0.5)  # the bot's move, not later
+    later = game.due_at + timedelta(seconds=1)
+    assert scheduling.claim_due(now=game.due_at - timedelta(seconds=0.1)) == []
+    assert scheduling.claim_due(now=later) == [(scheduling.PLAY_BOT_TURN, game.pk, game.version)]
+    assert scheduling.claim_due(now=later) == []  # claimed: leased, not queued twice
+    game.refresh_from_db()
+    assert game.due_at == later + timedelta(seconds=settings.TONGITS_SCHEDULER_LEASE_SECONDS)
+
     game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.USER)
-    assert scheduling.follow_ups(game) == [(scheduling.EXPIRE_TURN, {"eta": game.turn_deadline})]
+    assert game.due_at == game.turn_deadline  # only the deadline: a person moves it on
+    assert scheduling.claim_due(now=game.turn_deadline) == [
+        (scheduling.EXPIRE_TURN, game.pk, game.version)
+    ]
     game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.DEAL)
     assert game.turn_deadline is None
-    assert scheduling.follow_ups(game) == [(scheduling.DEAL_NEXT_ROUND, {"countdown": 2.0})]
+    assert game.due_at == game.updated_at + timedelta(seconds=2)
+    assert scheduling.claim_due(now=game.due_at) == [
+        (scheduling.DEAL_NEXT_ROUND, game.pk, game.version)
+    ]
+
+
+def test_two_schedulers_never_claim_the_same_table(
+    stopped_worker, broker, auth_client_factory, settings
+):
+    settings.TONGITS_BOT_DELAY_SECONDS = 0.0
+    human = auth_client_factory()
+    games = []
+    for _ in range(12):
+        game_id = quick_table(human, {"preset": "standard", "turn_seconds": 0}, human_seat=0)
+        games.append(drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.BOT))
+    now = timezone.now() + timedelta(seconds=1)
+    claims = in_threads(*[lambda: scheduling.claim_due(now=now, limit=5) for _ in range(4)])
+    assert not [c for c in claims if isinstance(c, Exception)], claims
+    claimed = [game_id for batch in claims for _, game_id, _ in batch]
+    assert len(claimed) == len(set(claimed)), "a table was claimed twice"
+    assert set(claimed) == {g.pk for g in games}
+
+
+def test_a_lost_task_is_queued_again_when_its_lease_runs_out(
+    stopped_worker, broker, auth_client_factory, settings
+):
+    settings.TONGITS_BOT_DELAY_SECONDS = 0.0
+    human = auth_client_factory()
+    game_id = quick_table(human, {"preset": "standard", "turn_seconds": 0}, human_seat=0)
+    game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.BOT)
+    now = timezone.now()
+    assert scheduling.run_due(now=now) == 1
+    broker.purge()  # the task is lost
+    assert scheduling.run_due(now=now) == 0
+    lease = timedelta(seconds=settings.TONGITS_SCHEDULER_LEASE_SECONDS)
+    assert scheduling.claim_due(now=now + lease) == [
+        (scheduling.PLAY_BOT_TURN, game.pk, game.version)
+    ]
 
 
 def test_the_sweeper_waits_for_the_delay_and_its_grace(
@@ -100,8 +134,11 @@ def test_the_sweeper_waits_for_the_delay_and_its_grace(
 
 
 def test_a_broker_failure_does_not_fail_the_move(
-    worker, auth_client_factory, monkeypatch, run_on_worker
+    worker, auth_client_factory, monkeypatch, settings
 ):
+    """A move publishes nothing; the scheduler's publish fails while the broker is down and the
+    table is queued again once its lease runs out."""
+    settings.TONGITS_SCHEDULER_LEASE_SECONDS = 0.5
     human = auth_client_factory()
     game_id = quick_table(human, {"preset": "standard", "turn_seconds": 0}, human_seat=0)
     payload = wait_for(lambda: (p := view(human, game_id))["legal_commands"] and p, 5)
@@ -109,19 +146,20 @@ def test_a_broker_failure_does_not_fail_the_move(
     def broker_down(*args, **kwargs):
         raise OperationalError("connection refused")
 
-    for _ in range(20):  # until a move hands the turn to a bot, with no broker to queue it on
-        with monkeypatch.context() as patch:
-            patch.setattr(tasks.play_bot_turn, "apply_async", broker_down)
+    with monkeypatch.context() as patch:
+        patch.setattr(scheduling.current_app, "send_task", broker_down)
+        for _ in range(20):  # until a move hands the turn to a bot, with no broker to queue it on
             response = human.post(
                 game_url(game_id, "/commands"),
                 {"command": greedy(payload), "expected_version": payload["version"]},
                 "json",
             )
-        assert response.status_code == 200, response.content
-        payload = response.json()["game"]
-        if not payload["legal_commands"]:
-            break
-    stalled = Game.objects.get(pk=game_id)
-    assert stalled.awaiting == Game.Awaiting.BOT
-    assert run_on_worker(tasks.sweep)[scheduling.PLAY_BOT_TURN] == 1
+            assert response.status_code == 200, response.content
+            payload = response.json()["game"]
+            if not payload["legal_commands"]:
+                break
+        stalled = Game.objects.get(pk=game_id)
+        assert stalled.awaiting == Game.Awaiting.BOT
+        wait_for(lambda: False, 0.3)  # the scheduler tries, and cannot publish
+        assert Game.objects.get(pk=game_id).version == stalled.version
     assert wait_for(lambda: Game.objects.get(pk=game_id).version > stalled.version, 5)

@@ -8,8 +8,9 @@ from functools import partial
 
 import pytest
 
-from games import services, store
-from games.models import Event, Game, MatchResult
+from accounts.models import MatchRecord
+from games import play, store
+from games.models import Event, Game
 from games.rules import state_to_dict
 from tests.tasks.support import drive, game_url, greedy, in_threads, quick_table, view, wait_for
 
@@ -42,7 +43,7 @@ def test_an_idle_human_is_played_for_and_the_match_still_ends(worker, auth_clien
     assert events[-1].type == "match_ended"
     assert store.verify_chain(game_id) is None
     assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
-    assert wait_for(lambda: MatchResult.objects.filter(game_id=game_id).count() == 3, 5)
+    assert wait_for(lambda: MatchRecord.objects.filter(game_id=game_id).exists(), 5)
     assert game.turn_deadline is None and game.current_seat is None
     assert view(human, game_id)["status"] == "finished"
     print(
@@ -88,9 +89,9 @@ def test_a_move_and_a_time_out_at_the_same_version_never_both_happen(
         version = game.version
         command = greedy(view(human, str(game.pk)))
         timeout, move = in_threads(
-            partial(services.expire_turn, game_id=game.pk, expected_version=version),
+            partial(play.expire_turn, game_id=game.pk, expected_version=version),
             partial(
-                services.submit_command,
+                play.submit_command,
                 game_id=game.pk,
                 user=human.user,
                 command=command,
@@ -98,13 +99,13 @@ def test_a_move_and_a_time_out_at_the_same_version_never_both_happen(
             ),
         )
         new = list(Event.objects.filter(game=game, seq__gt=version).order_by("seq"))
-        if timeout == services.Outcome.DONE:
+        if timeout == play.Outcome.DONE:
             assert isinstance(move, store.StaleVersion), move
             assert new[0].type == "turn_timed_out" and new[0].actor == "system"
             winners.append("time-out")
         else:
-            assert timeout == services.Outcome.MOVED_ON, timeout
-            assert isinstance(move, services.CommandResult) and move.status == 200, move
+            assert timeout == play.Outcome.MOVED_ON, timeout
+            assert isinstance(move, play.Written) and move.version > version, move
             assert new[0].actor == f"user:{human.user.pk}"
             assert "turn_timed_out" not in [e.type for e in new]
             winners.append("move")
@@ -115,6 +116,7 @@ def test_a_move_and_a_time_out_at_the_same_version_never_both_happen(
 def test_tasks_for_an_old_version_do_nothing(
     stopped_worker, broker, auth_client_factory, run_on_worker
 ):
+    from accounts import tasks as account_tasks
     from games import tasks
 
     human = auth_client_factory()
@@ -125,7 +127,7 @@ def test_tasks_for_an_old_version_do_nothing(
     old = game.version - 1
     for task in (tasks.play_bot_turn, tasks.expire_turn, tasks.deal_next_round):
         assert run_on_worker(task, game_id, old) == "moved_on"
-    assert run_on_worker(tasks.settle_match, game_id, old) == "nothing_to_do"
+    assert run_on_worker(account_tasks.settle_match, game_id, old) == "nothing_to_do"
     # At the current version, nothing of those kinds is due: a user's turn without time limit.
     for task in (tasks.play_bot_turn, tasks.expire_turn, tasks.deal_next_round):
         assert run_on_worker(task, game_id, game.version) == "nothing_to_do"

@@ -1,0 +1,43 @@
+"""The settlement task: where a finished game meets the players' records.
+
+``games`` does not import ``accounts``; this task is the one place that joins them. In one
+transaction it marks the match settled (``games.settlement.settle``) and projects it into the
+players' history, stats and ratings (``accounts.projections.project_match``). Both are
+idempotent, so a redelivered task changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import transaction
+
+from accounts import projections
+from games import scheduling, settlement
+from games.errors import GameNotFound
+from games.tasks import GAME_TASK_OPTIONS
+
+logger = logging.getLogger(__name__)
+
+
+def settle_match_now(game_id: str) -> str:
+    """Settle and project one match (what the task runs): ``settled``, ``nothing_to_do``."""
+    try:
+        with transaction.atomic():
+            if not settlement.settle(game_id=game_id):
+                return "nothing_to_do"
+            projections.project_match(game_id)
+    except GameNotFound:
+        logger.warning("settle_match: no game %s", game_id)
+        return "no_game"
+    return "settled"
+
+
+@shared_task(name=scheduling.SETTLE_MATCH, **GAME_TASK_OPTIONS)
+def settle_match(game_id: str, version: int) -> str:
+    """Record a finished match's results; a second run changes nothing.
+
+    ``version`` is kept for the shape every game task has: a finished match never moves on.
+    """
+    return settle_match_now(game_id)

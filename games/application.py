@@ -1,0 +1,300 @@
+"""The one write door of every game: a human's command, a bot's turn, a time-out, a deal, a start.
+
+``execute`` gives every write the same path, in two round trips and no lock held in Python:
+
+1. read the head (``store.read``: version, last hash, snapshot, a stored idempotent reply);
+2. resolve the sender to a seat and an actor (``user:<id>``, ``bot:<level>``, ``system``);
+3. check the expected version, then ask the rules core (the ``step``: ``decide``, ``time_out``,
+   ``deal``, ``new_game``) for the events, and fold them onto the snapshot;
+4. deal at once where the table deals without waiting (after ``game_started``; after a round
+   when ``TONGITS_NEXT_ROUND_DELAY_SECONDS`` is negative);
+5. compute the head's projection (status, phase, awaiting, turn deadline, ``due_at``: when the
+   server owes the table work) and, if the caller handed in a presenter, the answer's body;
+6. ``store.write``: the events, the head and the idempotent reply in one conditional statement.
+
+Follow-ups are not queued here: ``due_at`` on the head is the schedule, which
+``games.scheduling`` polls (no broker message per move). Bot and time-out writes pass no
+presenter, so they build no response body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.db import IntegrityError
+from django.utils import timezone
+
+from games import store
+from games.errors import (
+    IdempotencyKeyReused,
+    NotAPlayer,
+    NotStarted,
+    NotYourSeat,
+    StaleVersion,
+)
+from games.models import Game
+from games.rules import Event, GameState, deal, event_to_dict, evolve, state_to_dict
+
+SYSTEM_ACTOR = "system"
+IN_ROUND = ("start", "play", "draw_call")
+
+
+# ---------------------------------------------------------------- who is writing
+
+
+@dataclass(frozen=True)
+class Sender:
+    """Who asks for a write: a person (``user_id``, optionally the seat they claim), a bot
+    driver (``seat`` of a bot seat), or the server itself (``system``)."""
+
+    user_id: int | None = None
+    seat: int | None = None
+    system: bool = False
+
+    @classmethod
+    def user(cls, user: Any, seat: int | None = None) -> Sender:
+        return cls(user_id=user.pk, seat=seat)
+
+    @classmethod
+    def bot(cls, seat: int) -> Sender:
+        return cls(seat=seat)
+
+    @classmethod
+    def server(cls) -> Sender:
+        return cls(system=True)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A resolved sender: its seat in the game (None for the server) and the ``actor`` label
+    its events are recorded with."""
+
+    seat: int | None
+    label: str
+
+
+def seat_of_user(state: GameState, user_id: int | None) -> int | None:
+    """The seat a user plays at this game, from ``game_started`` (the truth, not the rows)."""
+    if user_id is None:
+        return None
+    for index, seat in enumerate(state.seats):
+        if seat.get("kind") == "user" and seat.get("user_id") == user_id:
+            return index
+    return None
+
+
+def resolve(state: GameState | None, sender: Sender) -> Actor:
+    """The sender's seat and actor label, or ``NotAPlayer`` / ``NotYourSeat``."""
+    if sender.system:
+        return Actor(None, SYSTEM_ACTOR)
+    if sender.user_id is not None:
+        if state is None:
+            return Actor(None, f"user:{sender.user_id}")  # a start: the table checked the seat
+        mine = seat_of_user(state, sender.user_id)
+        if mine is None:
+            raise NotAPlayer()
+        if sender.seat is not None and sender.seat != mine:
+            raise NotYourSeat(f"You play seat {mine}, not seat {sender.seat}.")
+        return Actor(mine, f"user:{sender.user_id}")
+    seat = sender.seat
+    if state is None or seat is None or not 0 <= seat <= 2:
+        raise NotYourSeat("Only a bot seat is played without a user.")
+    spec = state.seats[seat]
+    if spec.get("kind") != "bot":
+        raise NotYourSeat("Only a bot seat is played without a user.")
+    return Actor(seat, f"bot:{spec.get('level', 'normal')}")
+
+
+# ---------------------------------------------------------------- what the head shows
+
+
+def _turn_key(state: GameState | None) -> tuple | None:
+    """Changes exactly when a new turn (or a new Draw answer) starts: the deadline restarts."""
+    if state is None or state.phase not in IN_ROUND:
+        return None
+    return (state.round, state.turns, state.turn, state.phase == "draw_call", len(state.answers))
+
+
+def awaiting(state: GameState, settled: bool) -> str:
+    """What the table waits for next; the server owes the work for bot, deal and settle."""
+    if state.phase in IN_ROUND:
+        seat = state.seats[state.turn] if 0 <= state.turn < len(state.seats) else {}
+        return Game.Awaiting.BOT if seat.get("kind") == "bot" else Game.Awaiting.USER
+    if state.phase in ("dealing", "round_over"):
+        return Game.Awaiting.DEAL
+    if state.phase == "match_over" and not settled:
+        return Game.Awaiting.SETTLE
+    return Game.Awaiting.NONE
+
+
+def server_work_due(kind: str, turn_deadline: datetime | None, now: datetime) -> datetime | None:
+    """When the scheduler should act on the table: its bot move, deal or settlement, or the
+    turn deadline, whichever comes first; None when only a person can move it on."""
+    delays = {
+        Game.Awaiting.BOT: settings.TONGITS_BOT_DELAY_SECONDS,
+        Game.Awaiting.DEAL: settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
+        Game.Awaiting.SETTLE: 0.0,
+    }
+    due = [turn_deadline] if turn_deadline is not None else []
+    if kind in delays:
+        due.append(now + timedelta(seconds=max(0.0, delays[kind])))
+    return min(due) if due else None
+
+
+def project(
+    head: store.Head, before: GameState | None, after: GameState, now: datetime
+) -> dict[str, Any]:
+    """The head's projection columns after an append (``store.COLUMNS``)."""
+    finished = after.phase == "match_over"
+    kind = awaiting(after, head.settled_at is not None)
+    key = _turn_key(after)
+    seconds = after.rules.turn_seconds
+    if key is None or not seconds:
+        deadline = None
+    elif key != _turn_key(before) or head.turn_deadline is None:
+        deadline = now + timedelta(seconds=seconds)
+    else:
+        deadline = head.turn_deadline
+    return {
+        "status": Game.Status.FINISHED if finished else Game.Status.ACTIVE,
+        "phase": after.phase,
+        "round": after.round,
+        "current_seat": after.turn if after.turn >= 0 else None,
+        "turn_deadline": deadline,
+        "winner_seat": after.match_winner if finished else None,
+        "awaiting": kind,
+        "due_at": server_work_due(kind, deadline, now),
+        "started_at": head.started_at or now,
+        "finished_at": (head.finished_at or now) if finished else None,
+    }
+
+
+# ---------------------------------------------------------------- the door
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A person's ``Idempotency-Key`` and the fingerprint of the request it was sent with."""
+
+    user_id: int
+    key: str
+    fingerprint: str
+
+
+def fingerprint(request: dict[str, Any]) -> str:
+    return hashlib.sha256(store.canonical_json(request).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a write did: the new version, its events, the state after them, the head's new
+    columns, the writer's seat, and the presenter's body (``replayed``: a stored first answer)."""
+
+    game_id: uuid.UUID
+    version: int
+    events: list[store.StoredEvent]
+    state: GameState | None
+    columns: dict[str, Any]
+    seat: int | None
+    body: dict[str, Any] | None = None
+    replayed: bool = False
+
+
+Step = Callable[[GameState | None, Actor], list[Event]]
+Presenter = Callable[[Written], dict[str, Any]]
+
+
+def _deals_at_once(state: GameState) -> bool:
+    if state.phase == "dealing":  # right after game_started: the first deal never waits
+        return True
+    return state.phase == "round_over" and settings.TONGITS_NEXT_ROUND_DELAY_SECONDS < 0
+
+
+def _replayed(head: store.Head, game_id: uuid.UUID, idem: Idempotency) -> Written:
+    reply = head.reply
+    assert reply is not None
+    if reply.fingerprint != idem.fingerprint or reply.game_id != str(game_id):
+        raise IdempotencyKeyReused()
+    body = orjson.loads(reply.body)
+    return Written(game_id, body.get("version", head.version), [], None, {}, None, body, True)
+
+
+def execute(
+    game_id: uuid.UUID | str,
+    *,
+    sender: Sender,
+    step: Step,
+    expected_version: int | None = None,
+    present: Presenter | None = None,
+    idempotency: Idempotency | None = None,
+    rng: random.Random | None = None,
+    starts: bool = False,
+    head: store.Head | None = None,
+) -> Written:
+    """Write the events ``step`` decides for ``sender`` if the game is at ``expected_version``
+    (``None``: at whatever version the read saw, still checked at the write). Only a write
+    that ``starts`` the game may find it at version 0. A caller that has just read the head
+    (a bot, to choose its move) hands it in: the write is conditional on its version anyway.
+
+    Refusals, in order: no game (``GameNotFound``), a stored reply for this key (returned, or
+    ``IdempotencyKeyReused``), not started, not a player / not your seat, stale version, then
+    whatever the step raises (the rules' ``IllegalMove``, translated by the caller).
+    """
+    reply_for = (idempotency.user_id, idempotency.key) if idempotency else None
+    if head is None or idempotency is not None:
+        head = store.read(game_id, reply_for=reply_for)
+    if idempotency is not None and head.reply is not None:
+        return _replayed(head, head.game_id, idempotency)
+    before = head.state()
+    if before is None and not starts:
+        raise NotStarted()
+    actor = resolve(before, sender)
+    if expected_version is not None and head.version != expected_version:
+        raise StaleVersion(expected_version, head.version)
+
+    now = timezone.now()
+    batches: list[tuple[str, list[dict[str, Any]]]] = []
+    state = before
+    events = [event_to_dict(e) for e in step(before, actor)]
+    for data in events:
+        state = evolve(state, data)
+    batches.append((actor.label, events))
+    if state is not None and _deals_at_once(state):
+        dealt = event_to_dict(deal(state, rng or random.SystemRandom()))
+        state = evolve(state, dealt)
+        batches.append((SYSTEM_ACTOR, [dealt]))
+    assert state is not None, "a step must return at least one event"
+
+    rows = store.chain(head, batches, now)
+    columns = project(head, before, state, now)
+    written = Written(head.game_id, state.version, rows, state, columns, actor.seat)
+    body = present(written) if present is not None else None
+    reply = None
+    if idempotency is not None and body is not None:
+        text = orjson.dumps(body).decode()
+        reply = store.Reply(
+            idempotency.user_id, idempotency.key, idempotency.fingerprint, 200, text
+        )
+    try:
+        store.write(
+            head, rows, snapshot=state_to_dict(state), columns=columns, now=now, reply=reply
+        )
+    except IntegrityError:
+        if idempotency is None:
+            raise
+        raise IdempotencyKeyReused() from None  # the same key, at the same moment, elsewhere
+    except StaleVersion:
+        if idempotency is not None:  # a twin request with this key may have just won
+            again = store.read(game_id, reply_for=reply_for)
+            if again.reply is not None:
+                return _replayed(again, again.game_id, idempotency)
+        raise
+    return Written(head.game_id, state.version, rows, state, columns, actor.seat, body)

@@ -1,0 +1,107 @@
+"""The games' domain errors: plain exceptions with a stable ``code`` (no HTTP here).
+
+The API edge maps their kinds (``tongits_site.errors``) to statuses; the rules core's
+``IllegalMove`` travels as ``MoveRefused`` with the rules' own code.
+"""
+
+from __future__ import annotations
+
+from tongits_site.errors import Conflict, Invalid, NotAllowed, NotFound, Refused
+
+
+class GameNotFound(NotFound):
+    detail = "No such game."
+
+
+class TableNotFound(NotFound):
+    detail = "No such table."
+
+
+class NotAPlayer(NotAllowed):
+    code = "not_a_player"
+    detail = "You do not sit at this game."
+
+
+class NotYourSeat(NotAllowed):
+    code = "not_your_seat"
+    detail = "You cannot act for that seat."
+
+
+class NotStarted(Conflict):
+    code = "not_started"
+    detail = "The game has not started yet: its table is still waiting for players."
+
+
+class StaleVersion(Conflict):
+    """The caller's ``expected_version`` is not the game's version: the game moved on."""
+
+    code = "stale_version"
+    detail = "The game has moved on since that version; reload it and try again."
+
+    def __init__(self, expected: int, actual: int) -> None:
+        super().__init__(
+            f"Expected version {expected}, but the game is at version {actual}.",
+            extra={"version": actual},
+        )
+        self.expected = expected
+        self.actual = actual
+
+
+class AlreadyStarted(Conflict):
+    code = "already_started"
+    detail = "The game at this table has already started."
+
+
+class TableClosed(Conflict):
+    code = "table_closed"
+    detail = "This table was abandoned."
+
+
+class TableFull(Conflict):
+    code = "table_full"
+    detail = "Every seat at this table is taken."
+
+
+class SeatTaken(Conflict):
+    code = "seat_taken"
+    detail = "That seat is taken."
+
+
+class AlreadySeated(Conflict):
+    code = "already_seated"
+    detail = "You already sit at this table."
+
+
+class TableNotFull(Conflict):
+    code = "table_not_full"
+    detail = "Every seat must be taken (by a user or a bot) before the start."
+
+
+class InvalidRules(Invalid):
+    code = "invalid_rules"
+    detail = "Those rules are not valid."
+
+
+class InvalidSeats(Invalid):
+    code = "invalid_seats"
+    detail = "A table has three seats: user, open or bot."
+
+
+class UnknownUser(Invalid):
+    code = "unknown_user"
+    detail = "No user with that username."
+
+
+class BadStep(Invalid):
+    detail = "No such step."
+
+
+class IdempotencyKeyReused(Refused):
+    code = "idempotency_key_reused"
+    detail = "This Idempotency-Key was used for a different request."
+
+
+class MoveRefused(Refused):
+    """The rules refuse the command; ``code`` is the rules core's ``IllegalMove.code``."""
+
+    code = "illegal_move"

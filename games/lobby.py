@@ -1,0 +1,199 @@
+"""Tables before their match: create, join, leave, start (the lobby).
+
+A table is a ``games_game`` row at version 0 with three ``games_seat`` rows. Its writes are small
+ORM transactions under the row lock; the start is the game's first write through the door
+(``games.application.execute``): ``game_started`` and the first deal.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from games import store
+from games.application import Sender, execute
+from games.errors import (
+    AlreadySeated,
+    AlreadyStarted,
+    InvalidRules,
+    InvalidSeats,
+    NotAPlayer,
+    SeatTaken,
+    TableClosed,
+    TableFull,
+    TableNotFull,
+    UnknownUser,
+)
+from games.models import Game, Seat
+from games.rules import RuleSet, new_game
+
+BOT_LEVELS = ("easy", "normal", "hard")
+
+#: Upper bounds on numeric rule options a client may set (the rules core only wants >= 0).
+RULE_LIMITS = {
+    "turn_seconds": 24 * 3600,
+    "wins_to_match": 99,
+    "turn_cap": 1000,
+    "base": 1000,
+    "tongits": 1000,
+    "draw_won_challenged": 1000,
+    "per_ace": 1000,
+    "per_secret_set": 1000,
+    "burned_penalty": 1000,
+}
+
+
+def rules_from(spec: str | dict[str, Any] | None) -> RuleSet:
+    """A RuleSet from a preset name or options (optionally over ``"preset"``), bounded for play."""
+    try:
+        rules = RuleSet.from_dict(spec)
+    except (ValueError, TypeError) as exc:
+        raise InvalidRules(str(exc)) from None
+    values = rules.to_dict()
+    for name, limit in RULE_LIMITS.items():
+        if values.get(name, 0) > limit:
+            raise InvalidRules(f"{name} must be at most {limit}.")
+    return rules
+
+
+@transaction.atomic
+def table_create(
+    *,
+    user: Any,
+    rules: str | dict[str, Any] | None = None,
+    seats: list[dict[str, Any]] | None = None,
+) -> Game:
+    """A table waiting for players. Seats: ``{"kind": "user"}`` (the creator), ``{"kind":
+    "user", "username": ...}`` (that user, seated now), ``{"kind": "open"}``, ``{"kind": "bot",
+    "level": "easy" | "normal" | "hard"}``. Default: the creator and two open seats.
+
+    A table of the creator and bots only starts at once (quick play): nobody else must agree.
+    """
+    ruleset = rules_from(rules)
+    specs = seats if seats is not None else [{"kind": "user"}, {"kind": "open"}, {"kind": "open"}]
+    if not isinstance(specs, list) or len(specs) != 3:
+        raise InvalidSeats("Give exactly three seats.")
+    game = Game.objects.create(rules=ruleset.to_dict(), created_by=user)
+    now = timezone.now()
+    taken: set[int] = set()
+    user_model = get_user_model()
+    rows = []
+    for index, spec in enumerate(specs):
+        kind = spec.get("kind") if isinstance(spec, dict) else None
+        row = Seat(game=game, index=index)
+        if kind == "user":
+            username = spec.get("username")
+            if username:
+                try:
+                    seated = user_model.objects.get(username__iexact=username)
+                except user_model.DoesNotExist:
+                    raise UnknownUser(f"No user named {username!r}.") from None
+            else:
+                seated = user
+            if seated.pk in taken:
+                raise InvalidSeats(f"{seated.username} cannot sit twice.")
+            taken.add(seated.pk)
+            row.user, row.joined_at = seated, now
+        elif kind == "bot":
+            level = spec.get("level", "normal")
+            if level not in BOT_LEVELS:
+                raise InvalidSeats(f"Bot level must be one of {', '.join(BOT_LEVELS)}.")
+            row.bot_level = level
+        elif kind != "open":
+            raise InvalidSeats(f"Seat {index}: kind must be user, open or bot.")
+        rows.append(row)
+    Seat.objects.bulk_create(rows)
+    if all(s.bot_level or s.user_id == user.pk for s in rows):
+        _start(game, rows, user)
+        game.refresh_from_db()
+    return game
+
+
+def _lock_table(game_id: uuid.UUID | str) -> Game:
+    game = store.get_game(game_id, lock=True)
+    if game.status == Game.Status.ABANDONED:
+        raise TableClosed()
+    if game.status != Game.Status.WAITING:
+        raise AlreadyStarted()
+    return game
+
+
+@transaction.atomic
+def table_join(*, game_id: uuid.UUID | str, user: Any, seat: int | None = None) -> Game:
+    """Take an open seat (the first one, or ``seat``) at a table that has not started."""
+    game = _lock_table(game_id)
+    seats = list(game.seats.order_by("index"))
+    if any(s.user_id == user.pk for s in seats):
+        raise AlreadySeated()
+    if seat is not None:
+        chosen = next((s for s in seats if s.index == seat), None)
+        if chosen is None:
+            raise InvalidSeats("Seats are 0, 1 and 2.")
+        if chosen.kind != "open":
+            raise SeatTaken()
+    else:
+        chosen = next((s for s in seats if s.kind == "open"), None)
+        if chosen is None:
+            raise TableFull()
+    chosen.user, chosen.joined_at = user, timezone.now()
+    chosen.save(update_fields=["user", "joined_at"])
+    game.save(update_fields=["updated_at"])
+    return game
+
+
+@transaction.atomic
+def table_leave(*, game_id: uuid.UUID | str, user: Any) -> Game:
+    """Give up one's seat before the start; a table with no user left is abandoned."""
+    game = _lock_table(game_id)
+    seats = list(game.seats.order_by("index"))
+    mine = next((s for s in seats if s.user_id == user.pk), None)
+    if mine is None:
+        raise NotAPlayer("You do not sit at this table.")
+    mine.user, mine.joined_at = None, None
+    mine.save(update_fields=["user", "joined_at"])
+    if not any(s.user_id for s in seats if s is not mine):
+        game.status = Game.Status.ABANDONED
+    game.save(update_fields=["status", "updated_at"])
+    return game
+
+
+@transaction.atomic
+def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
+    """Start the match once every seat is filled: ``game_started`` and the first deal.
+
+    A seated user or the table's creator may start it. Shuffles with ``random.SystemRandom``.
+    """
+    game = _lock_table(game_id)
+    seats = list(game.seats.select_related("user").order_by("index"))
+    if user.pk != game.created_by_id and not any(s.user_id == user.pk for s in seats):
+        raise NotAPlayer("You do not sit at this table.")
+    if any(s.kind == "open" for s in seats):
+        raise TableNotFull()
+    _start(game, seats, user)
+    game.refresh_from_db()
+    return game
+
+
+def _start(game: Game, seats: list[Seat], user: Any) -> None:
+    """``game_started`` and the first deal on a locked (or just created) full table."""
+    seat_dicts: list[dict[str, Any]] = []
+    for s in seats:
+        if s.bot_level:
+            seat_dicts.append({"kind": "bot", "level": s.bot_level})
+        else:
+            seat_dicts.append({"kind": "user", "user_id": s.user_id, "username": s.user.username})
+    rng = random.SystemRandom()
+    rules = RuleSet.from_dict(game.rules)
+    execute(
+        game.pk,
+        sender=Sender.user(user),
+        step=lambda _state, _actor: [new_game(rules, seat_dicts, rng)],
+        expected_version=0,
+        rng=rng,
+        starts=True,
+    )

@@ -1,0 +1,219 @@
+"""Play: the moves of a started game, a person's or the server's, each one write of the door
+(``games.application.execute``).
+
+- ``submit_command``: a person's command (or a bot driver's, ``seat=`` of a bot seat).
+- ``play_bot_turn``, ``expire_turn``, ``deal_next_round``: the server's own moves, run by the
+  Celery tasks the scheduler queues. Each takes the version it was queued for and does nothing
+  (``Outcome.MOVED_ON``) if the game has moved on, so a task run twice, late or out of order
+  changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from enum import StrEnum
+from typing import Any
+
+from django.utils import timezone
+
+from games import store
+from games.application import (
+    Actor,
+    Idempotency,
+    Presenter,
+    Sender,
+    Written,
+    execute,
+    fingerprint,
+)
+from games.errors import MoveRefused, StaleVersion
+from games.models import Event, Game
+from games.rules import (
+    GameState,
+    IllegalMove,
+    deal,
+    decide,
+    legal_commands,
+    player_view,
+    redact_event,
+    time_out,
+)
+from games.rules.bots import get_bot
+
+logger = logging.getLogger(__name__)
+
+
+def _decide(command: dict[str, Any]):
+    def step(state: GameState | None, actor: Actor) -> list:
+        assert state is not None and actor.seat is not None
+        try:
+            return decide(state, actor.seat, command)
+        except IllegalMove as exc:
+            raise MoveRefused(exc.detail, exc.code) from None
+        except (ValueError, TypeError, KeyError, AttributeError):
+            # decide should turn every malformed command into IllegalMove; log the miss.
+            logger.exception("decide raised on command %r", command)
+            raise MoveRefused("The command is malformed.", "bad_command") from None
+
+    return step
+
+
+def submit_command(
+    *,
+    game_id: uuid.UUID | str,
+    command: dict[str, Any],
+    expected_version: int,
+    user: Any = None,
+    seat: int | None = None,
+    idempotency_key: str | None = None,
+    present: Presenter | None = None,
+) -> Written:
+    """Play one command for a seat if the game is still at ``expected_version``.
+
+    Refusals, in order: no game, not started, not a player / not your seat, stale version, the
+    rules refuse (``MoveRefused`` with the rules' code). A repeated ``idempotency_key`` from the
+    same user returns the first answer (``Written.replayed``); only an appended command has one.
+    ``present`` builds the answer's body (the API hands it in; a body is needed to store a key).
+    """
+    sender = Sender.user(user, seat) if user is not None else Sender.bot(seat)  # type: ignore[arg-type]
+    idempotency = None
+    if user is not None and idempotency_key:
+        request = {
+            "game": str(game_id),
+            "seat": seat,
+            "command": command,
+            "expected_version": expected_version,
+        }
+        idempotency = Idempotency(user.pk, idempotency_key, fingerprint(request))
+    return execute(
+        game_id,
+        sender=sender,
+        step=_decide(command),
+        expected_version=expected_version,
+        present=present,
+        idempotency=idempotency,
+    )
+
+
+# ---------------------------------------------------------------- the server's own moves
+
+
+class Outcome(StrEnum):
+    """What a server move did; the tasks return it, so the worker's log tells."""
+
+    DONE = "done"
+    MOVED_ON = "moved_on"  # the game is no longer at the version the work was queued for
+    NOTHING = "nothing_to_do"  # at that version, there is nothing of this kind to do
+    EARLY = "early"  # a time-out before the deadline: left for the scheduler
+    REFUSED = "refused"  # the rules refused a bot's command (a bot bug; the time-out covers it)
+
+
+def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """One command for the bot seat to act (or to answer a Draw), if the game is at that version.
+
+    The bot sees what a player of its seat sees: ``player_view``, ``legal_commands`` and, if it
+    ``uses_history``, its seat's redacted events of this round. It chooses holding no lock (a
+    strong bot thinks for a while); the write is conditional on the version it saw, so a move
+    made meanwhile turns its command into a stale one, never a second move.
+    """
+    head = store.read(game_id)
+    if head.version != expected_version:
+        return Outcome.MOVED_ON
+    state = head.state()
+    if state is None or not state.in_round:
+        return Outcome.NOTHING
+    seat = state.turn
+    spec = state.seats[seat]
+    if spec.get("kind") != "bot":
+        return Outcome.NOTHING
+    legal = legal_commands(state, seat)
+    if not legal:
+        return Outcome.NOTHING
+    bot = get_bot(spec.get("level", "normal"))
+    rng = random.Random(random.SystemRandom().getrandbits(64))
+    view = player_view(state, seat)
+    if getattr(bot, "uses_history", False):
+        command = bot.choose(view, legal, rng, history=round_history(head.game_id, state, seat))
+    else:
+        command = bot.choose(view, legal, rng)
+    try:
+        execute(
+            head.game_id,
+            sender=Sender.bot(seat),
+            step=_decide(command),
+            expected_version=expected_version,
+            head=head,
+        )
+    except StaleVersion:
+        return Outcome.MOVED_ON
+    except MoveRefused as exc:
+        logger.error(
+            "bot %s refused at %s v%s: %r (%s)", bot.name, game_id, head.version, command, exc.code
+        )
+        return Outcome.REFUSED
+    return Outcome.DONE
+
+
+def round_history(game_id: uuid.UUID, state: GameState, seat: int) -> list[dict[str, Any]]:
+    """The seat's events of the current round (from its ``round_started``), redacted for it."""
+    start = (
+        Event.objects.filter(game_id=game_id, type="round_started", seq__lte=state.version)
+        .order_by("-seq")
+        .values_list("seq", flat=True)
+        .first()
+    ) or 1
+    rows = store.load_events(game_id, after=start - 1, upto=state.version)
+    return [redact_event(data, seat) for data in rows.values_list("data", flat=True)]
+
+
+def expire_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """Play for the seat whose turn deadline passed (RULES.md "Time"), at that version only.
+
+    Appends the rules core's ``time_out`` events (``turn_timed_out``, then the moves played for
+    the seat; a pending Draw answer folds) as ``system``. The write is conditional on the
+    version, so a move and a time-out at the same version never both happen. Before the
+    deadline (a clock ahead of ours) it puts the deadline back as the table's due time.
+    """
+    head = store.read(game_id)
+    if head.version != expected_version:
+        return Outcome.MOVED_ON
+    state = head.state()
+    if state is None or not state.in_round or head.turn_deadline is None:
+        return Outcome.NOTHING
+    if timezone.now() < head.turn_deadline:
+        Game.objects.filter(pk=head.game_id, version=head.version).update(due_at=head.turn_deadline)
+        return Outcome.EARLY
+    try:
+        execute(
+            head.game_id,
+            sender=Sender.server(),
+            step=lambda s, _actor: time_out(s),
+            expected_version=expected_version,
+            head=head,
+        )
+    except StaleVersion:
+        return Outcome.MOVED_ON
+    return Outcome.DONE
+
+
+def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """Deal the next round of a match whose round ended at that version."""
+    head = store.read(game_id)
+    if head.version != expected_version:
+        return Outcome.MOVED_ON
+    state = head.state()
+    if state is None or state.phase not in ("dealing", "round_over"):
+        return Outcome.NOTHING
+    try:
+        execute(
+            head.game_id,
+            sender=Sender.server(),
+            step=lambda s, _actor: [deal(s, random.SystemRandom())],
+            expected_version=expected_version,
+            head=head,
+        )
+    except StaleVersion:
+        return Outcome.MOVED_ON
+    return Outcome.DONE

@@ -1,0 +1,80 @@
+"""Domain errors: plain exceptions with a stable machine-readable ``code``.
+
+Services, selectors and the store raise these; they know nothing of HTTP. The API edge
+(``tongits_site.api_errors``) maps each *kind* below to an HTTP status in one table, so a new
+error needs only a class here (or in an app's ``errors`` module) with a ``code``.
+
+    class TableFull(Conflict):
+        code = "table_full"
+        detail = "Every seat at this table is taken."
+
+    raise TableFull()                       # the defaults
+    raise MoveRefused("...", code="card_not_in_hand")
+    raise StaleVersion(...)                 # extra={"version": 7} travels to the body
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    """An error a caller can act on: ``code`` to switch on, ``detail`` for people, ``extra`` keys
+    (never ``code`` or ``detail``) for the client, such as the current ``version``."""
+
+    code: str = "error"
+    detail: str = "The request could not be processed."
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        code: str | None = None,
+        *,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.detail = detail or type(self).detail
+        self.code = code or type(self).code
+        self.extra = dict(extra or {})
+        super().__init__(self.detail)
+
+
+# The kinds. The API maps each to one HTTP status (tongits_site.api_errors.HTTP_STATUS).
+
+
+class Invalid(DomainError):
+    """The request's values are not acceptable (bad rules, bad seats, unknown user)."""
+
+    code = "invalid"
+
+
+class NotFound(DomainError):
+    code = "not_found"
+    detail = "Not found."
+
+
+class NotAllowed(DomainError):
+    """The caller may not do or see this (not a player of the game, not their seat)."""
+
+    code = "permission_denied"
+    detail = "You may not do this."
+
+
+class Conflict(DomainError):
+    """The request does not fit the resource's current state (stale version, table full)."""
+
+    code = "conflict"
+    detail = "The request conflicts with the current state of the resource."
+
+
+class Refused(DomainError):
+    """Well-formed and allowed, but refused on its merits (a move the rules forbid)."""
+
+    code = "refused"
+    detail = "The request was refused."
+
+
+class Unauthenticated(DomainError):
+    """The credentials given are wrong."""
+
+    code = "authentication_failed"
+    detail = "Incorrect authentication credentials."
