@@ -201,6 +201,24 @@ def test_tournament_cli_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "matches: 2" in out
 
 
+def test_tournament_cli_runs_h19(capsys: pytest.CaptureFixture[str]) -> None:
+    tournament_main(
+        [
+            "--rules",
+            "h19",
+            "--bots",
+            "hard:playouts=16:time_limit=None,normal,normal",
+            "--matches",
+            "2",
+            "--seed",
+            "1",
+            "--no-progress",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "rules: h19" in out and "matches: 2" in out
+
+
 def test_tournament_results_do_not_depend_on_workers() -> None:
     from games.rules.tournament import run
 
