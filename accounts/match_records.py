@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from openskill.models import PlackettLuce
 
 from games.rules import RuleSet
+from games.rules.scoring import placements
 
 SEATS = 3
 #: Round-end reasons as the history groups them: a turn-cap round is settled as a stock out.
@@ -32,6 +33,7 @@ WIN_KINDS = {
 #: Options that change the pace of a table, not the game: ignored when naming its preset.
 PACE_OPTIONS = ("turn_seconds", "turn_cap")
 CUSTOM = "custom"
+_DEFAULT_RULES = RuleSet().to_dict()
 
 #: The counters a seat's record carries and a player's aggregate sums (same names in both).
 COUNTERS = (
@@ -110,26 +112,15 @@ class MatchSummary:
 
 
 def rules_preset(rules: dict[str, Any]) -> str:
-    """The preset a table's rules are, pace aside (``standard``, ``house``), else ``custom``."""
+    """The preset a table's rules are, pace aside (``standard``, ``house``, ``h19``), else
+    ``custom``. Options a stored dict predates count at their defaults (the old behaviour)."""
+    rules = {**_DEFAULT_RULES, **rules}
     game = {k: v for k, v in rules.items() if k not in PACE_OPTIONS}
     for name in RuleSet.PRESETS:
         preset = RuleSet.preset(name).to_dict()
         if {k: v for k, v in preset.items() if k not in PACE_OPTIONS} == game:
             return name
     return CUSTOM
-
-
-def placements(winner: int, round_wins: Sequence[int], chips: Sequence[int]) -> list[int]:
-    """1 for the match winner; the others by rounds won, then chips; equals share a place."""
-    keys = list(zip(round_wins, chips, strict=True))
-    places = []
-    for seat, key in enumerate(keys):
-        if seat == winner:
-            places.append(1)
-        else:
-            others = [k for s, k in enumerate(keys) if s not in (seat, winner)]
-            places.append(2 + sum(other > key for other in others))
-    return places
 
 
 def summarize_match(events: Iterable[LoggedEvent]) -> MatchSummary | None:

@@ -45,6 +45,8 @@ RULE_LIMITS = {
     "per_ace": 1000,
     "per_secret_set": 1000,
     "burned_penalty": 1000,
+    "draw_folded": 1000,
+    "stake": 1000,
 }
 
 
@@ -56,7 +58,7 @@ def rules_from(spec: str | dict[str, Any] | None) -> RuleSet:
         raise InvalidRules(str(exc)) from None
     values = rules.to_dict()
     for name, limit in RULE_LIMITS.items():
-        if values.get(name, 0) > limit:
+        if (values.get(name) or 0) > limit:
             raise InvalidRules(f"{name} must be at most {limit}.")
     return rules
 
@@ -189,10 +191,12 @@ def _start(game: Game, seats: list[Seat], user: Any) -> None:
             seat_dicts.append({"kind": "user", "user_id": s.user_id, "username": s.user.username})
     rng = random.SystemRandom()
     rules = RuleSet.from_dict(game.rules)
+    # first_dealer "creator" (h19): the seat of the table's creator, else seat 0
+    creator = next((s.index for s in seats if s.user_id and s.user_id == game.created_by_id), 0)
     execute(
         game.pk,
         sender=Sender.user(user),
-        step=lambda _state, _actor: [new_game(rules, seat_dicts, rng)],
+        step=lambda _state, _actor: [new_game(rules, seat_dicts, rng, creator_seat=creator)],
         expected_version=0,
         rng=rng,
         starts=True,

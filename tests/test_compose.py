@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker" / "compose.yaml"
 # What the image contains and runs (docker/Dockerfile copies these).
 SOURCES = [ROOT / "manage.py", *(ROOT / pkg for pkg in ("accounts", "games", "tongits_site"))]
-APP_SERVICES = ("web", "worker", "beat")
+APP_SERVICES = ("web", "worker", "scheduler", "beat")
 ENV_HELPER = re.compile(r"^env(_\w+)?$")  # env_bool, env_list, env_float, ... in settings.py
 
 
@@ -170,6 +170,7 @@ def test_commands(services: dict[str, dict[str, Any]]) -> None:
     assert "--bind=0.0.0.0:8000" in web
     assert _command(services["worker"])[:4] == ["celery", "-A", "tongits_site", "worker"]
     assert _command(services["beat"])[:4] == ["celery", "-A", "tongits_site", "beat"]
+    assert _command(services["scheduler"]) == ["python", "manage.py", "run_scheduler"]
     assert "manage.py migrate --noinput" in " ".join(_command(services["migrate"]))
     assert services["migrate"]["restart"] == "no"  # one-shot
 

@@ -1,4 +1,5 @@
-"""Run the whole stack in the foreground: web server, Celery worker and Celery beat (`make run`).
+"""Run the whole stack in the foreground: web server, Celery worker, scheduler and Celery beat
+(`make run`).
 
     python -m tongits_site.stack
 
@@ -10,7 +11,8 @@
 It creates the database, migrates it and creates the broker's tables (before any child starts, so
 three processes never race to create them) or drops the messages they hold that were already
 delivered (that transport never deletes them), then runs gunicorn on ``0.0.0.0:${PORT:-8000}``
-(``manage.py runserver`` when ``DJANGO_DEBUG`` is on), ``celery worker`` and ``celery beat``.
+(``manage.py runserver`` when ``DJANGO_DEBUG`` is on), ``celery worker``, ``manage.py
+run_scheduler`` and ``celery beat``.
 Ctrl-C or SIGTERM stops the children (each in its own process group, so their own children go
 too), then the embedded PostgreSQL. If any child exits, the rest are stopped and the exit status
 is 1. Production runs the same three commands as separate containers: see docker/compose.yaml.
@@ -162,6 +164,7 @@ def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
     return {
         "web": web,
         "worker": [*celery, "worker", "--loglevel=INFO", f"--concurrency={WORKER_CONCURRENCY}"],
+        "scheduler": [py, "manage.py", "run_scheduler"],
         "beat": [*celery, "beat", "--loglevel=INFO"],
     }
 
@@ -252,7 +255,10 @@ def main() -> int:
                 f"web       http://0.0.0.0:{port}/ ({'runserver' if debug else 'gunicorn'}), "
                 f"health at /healthz, API at /api/v1/, docs at /api/docs/"
             )
-            log(f"worker    celery worker (concurrency {WORKER_CONCURRENCY}); beat: celery beat")
+            log(
+                f"worker    celery worker (concurrency {WORKER_CONCURRENCY}); "
+                "scheduler: manage.py run_scheduler; beat: celery beat"
+            )
             log(f"started in {time.monotonic() - started:.1f} s; Ctrl-C stops everything")
         while not stop_signal:
             exited = next((name for name, c in children.items() if c.poll() is not None), None)

@@ -13,6 +13,7 @@ from rest_framework import serializers
 from games.lobby import BOT_LEVELS
 from games.models import Game
 from games.rules import COMMAND_TYPES, PHASES, RuleSet
+from games.rules.ruleset import DRAW_CALL_TIMINGS, FIRST_DEALERS, STOCK_OUT_TIES
 
 MAX_VERSION = 2**31 - 1
 CARD_HELP = 'Card code, rank then suit: "AS", "7H", "TD" ("10D" accepted on input).'
@@ -32,7 +33,9 @@ class RuleOptionsSerializer(serializers.Serializer):
     draw_call = serializers.BooleanField(required=False)
     secret_sets = serializers.BooleanField(required=False)
     burning = serializers.BooleanField(required=False)
-    stock_out_tie = serializers.ChoiceField(choices=["last_drawer", "fewer_cards"], required=False)
+    stock_out_tie = serializers.ChoiceField(choices=STOCK_OUT_TIES, required=False)
+    draw_call_timing = serializers.ChoiceField(choices=DRAW_CALL_TIMINGS, required=False)
+    first_dealer = serializers.ChoiceField(choices=FIRST_DEALERS, required=False)
     wins_to_match = serializers.IntegerField(min_value=1, max_value=99, required=False)
     turn_seconds = serializers.IntegerField(
         min_value=0, max_value=86400, required=False, help_text="0 turns time limits off."
@@ -44,6 +47,16 @@ class RuleOptionsSerializer(serializers.Serializer):
     per_ace = serializers.IntegerField(min_value=0, max_value=1000, required=False)
     per_secret_set = serializers.IntegerField(min_value=0, max_value=1000, required=False)
     burned_penalty = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+    draw_folded = serializers.IntegerField(
+        min_value=0,
+        max_value=1000,
+        required=False,
+        allow_null=True,
+        help_text="What a folder pays the winner of a challenged Draw; null: as the challengers.",
+    )
+    stake = serializers.IntegerField(
+        min_value=1, max_value=1000, required=False, help_text="Multiplies every payout."
+    )
 
 
 @extend_schema_field(
@@ -52,7 +65,7 @@ class RuleOptionsSerializer(serializers.Serializer):
             {"type": "string", "enum": list(RuleSet.PRESETS)},
             {"$ref": "#/components/schemas/RuleOptions"},
         ],
-        "description": 'A preset name ("standard", "house") or options over a preset.',
+        "description": 'A preset name ("standard", "house", "h19") or options over a preset.',
     }
 )
 class RulesField(serializers.Field):

@@ -11,6 +11,7 @@ import hashlib
 import logging
 from typing import Any, Protocol
 
+from . import scoring
 from .cards import BIT, CODES, POINTS, cards_of, codes_of, parse_card
 from .errors import IllegalMove
 from .events import (
@@ -228,7 +229,8 @@ def _discard(state: GameState, seat: int, command: dict[str, Any]) -> list[Event
 
 
 def _call_draw(state: GameState, seat: int, command: dict[str, Any]) -> list[Event]:
-    if state.phase != START:
+    # in_turn (h19 "Fight"): also after the turn's draw or take, instead of the discard
+    if state.phase != START and not state.rules.in_turn:
         raise IllegalMove("already_drew")
     if not state.rules.draw_call:
         raise IllegalMove("rule_disabled", "Draw calls are off")
@@ -283,19 +285,30 @@ _HANDLERS = {
 
 def _end_round(state: GameState, reason: str, tongits_seat: int | None) -> list[Event]:
     rules = state.rules
-    deadwood = tuple(deadwood_of(h, rules) for h in state.hands)
-    opened = tuple(state.opened(s) for s in range(3))
-    challenged = False
-    if reason == "tongits":
-        winner: int | None = tongits_seat
-    elif reason == "draw":
-        winner, challenged = _draw_winner(state, deadwood)
-    else:
-        winner = None
-    burned = tuple(s for s in range(3) if rules.burning and not opened[s] and s != winner)
-    if reason in ("stock_out", "turn_cap"):
-        winner = _points_winner(state, deadwood, burned)
-    payouts = _payouts(state, reason, winner, burned, challenged)
+    hands = state.hands
+    deadwood = tuple(deadwood_of(h, rules) for h in hands)
+    winner, challenged, burned = scoring.round_winner(
+        rules,
+        reason,
+        tongits_seat,
+        deadwood,
+        tuple(state.opened(s) for s in range(3)),
+        tuple(h.bit_count() for h in hands),
+        state.draw_caller,
+        state.answers,
+        state.last_drawer,
+        state.dealer,
+    )
+    aces = secret = 0
+    if winner is not None:
+        aces = (hands[winner] & ACES).bit_count()
+        for m in state.melds:
+            if m.owner == winner:
+                aces += (m.mask & ACES).bit_count()
+                secret += 1 if m.hidden else 0
+    payouts = scoring.round_payouts(
+        rules, reason, winner, challenged, state.answers, burned, aces, secret
+    )
     events: list[Event] = [RoundEnded(state.round, reason, winner, deadwood, burned, payouts)]
     if winner is not None and state.round_wins[winner] + 1 >= rules.wins_to_match:
         wins = list(state.round_wins)
@@ -304,69 +317,7 @@ def _end_round(state: GameState, reason: str, tongits_seat: int | None) -> list[
     return events
 
 
-def _draw_winner(state: GameState, deadwood: tuple[int, ...]) -> tuple[int, bool]:
-    caller = state.draw_caller
-    challengers = [s for s, answer in state.answers if answer == "challenge"]
-    if not challengers:
-        return caller, False
-    low = min(deadwood[s] for s in (caller, *challengers))
-    for s in challengers:  # answers come in turn order after the caller
-        if deadwood[s] == low:
-            return s, True
-    return caller, True
-
-
-def _points_winner(
-    state: GameState, deadwood: tuple[int, ...], burned: tuple[int, ...]
-) -> int | None:
-    candidates = [s for s in range(3) if s not in burned]
-    if not candidates:
-        return None
-    low = min(deadwood[s] for s in candidates)
-    tied = [s for s in candidates if deadwood[s] == low]
-    if len(tied) == 1:
-        return tied[0]
-    if state.rules.stock_out_tie == "fewer_cards":
-        fewest = min(state.hands[s].bit_count() for s in tied)
-        tied = [s for s in tied if state.hands[s].bit_count() == fewest]
-        order = [(state.dealer + i) % 3 for i in range(3)]
-    else:  # last_drawer: the last drawer if tied, else the first tied seat after them
-        start = state.last_drawer if state.last_drawer >= 0 else state.dealer
-        order = [(start + i) % 3 for i in range(3)]
-    return next(s for s in order if s in tied)
-
-
 ACES = RANK_MASKS[0]
-
-
-def _payouts(
-    state: GameState,
-    reason: str,
-    winner: int | None,
-    burned: tuple[int, ...],
-    challenged: bool,
-) -> tuple[int, ...]:
-    if winner is None:
-        return (0, 0, 0)
-    rules = state.rules
-    if reason == "tongits":
-        each = rules.tongits
-    elif reason == "draw" and challenged:
-        each = rules.draw_won_challenged
-    else:
-        each = rules.base
-    owned = [m for m in state.melds if m.owner == winner]
-    aces = (state.hands[winner] & ACES).bit_count()
-    aces += sum((m.mask & ACES).bit_count() for m in owned)
-    secret = sum(1 for m in owned if m.hidden)
-    each += rules.per_ace * aces + rules.per_secret_set * secret
-    payouts = [0, 0, 0]
-    for s in range(3):
-        if s != winner:
-            pay = each + (rules.burned_penalty if s in burned else 0)
-            payouts[s] -= pay
-            payouts[winner] += pay
-    return tuple(payouts)
 
 
 # ---------------------------------------------------------------- time-outs
@@ -406,12 +357,26 @@ def time_out(state: GameState) -> list[Event]:
 # ---------------------------------------------------------------- new games and deals
 
 
-def new_game(rules: RuleSet, seats: list[dict[str, Any]] | None, rng: Rng) -> GameStarted:
-    """``game_started`` with the first dealer drawn from ``rng``."""
+def new_game(
+    rules: RuleSet,
+    seats: list[dict[str, Any]] | None,
+    rng: Rng,
+    creator_seat: int | None = None,
+) -> GameStarted:
+    """``game_started`` with the first dealer drawn from ``rng``; where ``rules.first_dealer`` is
+    ``creator``, the first dealer is ``creator_seat`` (the seat of the table's creator) when
+    given. ``rng`` is drawn from either way, so the rest of its stream does not depend on it."""
     seats = list(seats) if seats is not None else [{"kind": "user"} for _ in range(3)]
     if len(seats) != 3:
         raise ValueError("Tongits is played by exactly three seats")
-    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), rng.randrange(3))
+    if creator_seat is not None and (
+        isinstance(creator_seat, bool) or creator_seat not in (0, 1, 2)
+    ):
+        raise ValueError("creator_seat must be 0, 1 or 2")
+    dealer = rng.randrange(3)
+    if rules.first_dealer == "creator" and creator_seat is not None:
+        dealer = creator_seat
+    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), dealer)
 
 
 def next_dealer(state: GameState) -> int:
@@ -504,6 +469,8 @@ def legal_commands(state: GameState, seat: int) -> list[dict[str, Any]]:
             fits ^= low
     for c in sorted(cards, key=lambda c: (c % 13, c // 13)):
         out.append({"type": "discard", "card": CODES[c]})
+    if rules.draw_call and rules.in_turn and seat not in state.blocked and state.opened(seat):
+        out.append({"type": "call_draw"})  # h19 "Fight": instead of the discard
     return out
 
 

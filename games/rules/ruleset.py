@@ -6,7 +6,9 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-STOCK_OUT_TIES = ("last_drawer", "fewer_cards")
+STOCK_OUT_TIES = ("last_drawer", "fewer_cards", "last_drawer_loses")
+DRAW_CALL_TIMINGS = ("start", "in_turn")
+FIRST_DEALERS = ("random", "creator")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +30,16 @@ class RuleSet:
     per_ace: int = 1
     per_secret_set: int = 3
     burned_penalty: int = 1
+    # Added with the h19 preset. A stored rules dict without them loads with these defaults,
+    # which are the behaviour from before they existed.
+    draw_call_timing: str = "start"
+    #: what a folder pays the winner of a challenged Draw; None: as ``draw_won_challenged``
+    draw_folded: int | None = None
+    first_dealer: str = "random"
+    #: multiplies every amount of a round's payouts
+    stake: int = 1
 
-    PRESETS: ClassVar[tuple[str, ...]] = ("standard", "house")
+    PRESETS: ClassVar[tuple[str, ...]] = ("standard", "house", "h19")
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -39,10 +49,25 @@ class RuleSet:
                 raise ValueError(f"{f.name} must be a boolean")
             if f.type in ("int", int) and (is_bool or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{f.name} must be a non-negative integer")
+            if f.type == "str" and not isinstance(value, str):
+                raise ValueError(f"{f.name} must be a string")
+        folded = self.draw_folded
+        bad = isinstance(folded, bool) or not isinstance(folded, int) or folded < 0
+        if folded is not None and bad:
+            raise ValueError("draw_folded must be a non-negative integer or null")
         if self.stock_out_tie not in STOCK_OUT_TIES:
             raise ValueError(f"stock_out_tie must be one of {STOCK_OUT_TIES}")
-        if self.wins_to_match < 1 or self.turn_cap < 1:
-            raise ValueError("wins_to_match and turn_cap must be at least 1")
+        if self.draw_call_timing not in DRAW_CALL_TIMINGS:
+            raise ValueError(f"draw_call_timing must be one of {DRAW_CALL_TIMINGS}")
+        if self.first_dealer not in FIRST_DEALERS:
+            raise ValueError(f"first_dealer must be one of {FIRST_DEALERS}")
+        if self.wins_to_match < 1 or self.turn_cap < 1 or self.stake < 1:
+            raise ValueError("wins_to_match, turn_cap and stake must be at least 1")
+
+    @property
+    def in_turn(self) -> bool:
+        """Draw may be called at any point of one's own turn before its discard (h19 "Fight")."""
+        return self.draw_call_timing == "in_turn"
 
     @classmethod
     def standard(cls) -> RuleSet:
@@ -59,11 +84,26 @@ class RuleSet:
         )
 
     @classmethod
+    def h19(cls) -> RuleSet:
+        """The online room of ``seeds/003_*``: Fight within the turn, a dear burn."""
+        return cls(
+            draw_call_timing="in_turn",
+            secret_sets=False,
+            burned_penalty=3,
+            draw_folded=1,
+            stock_out_tie="last_drawer_loses",
+            first_dealer="creator",
+            turn_seconds=15,
+        )
+
+    @classmethod
     def preset(cls, name: str) -> RuleSet:
         if name == "standard":
             return cls.standard()
         if name == "house":
             return cls.house()
+        if name == "h19":
+            return cls.h19()
         raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(cls.PRESETS)}")
 
     def to_dict(self) -> dict[str, Any]:

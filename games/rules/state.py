@@ -125,6 +125,12 @@ def _round_started(s: GameState, e: RoundStarted) -> GameState:
     )
 
 
+def _unblock_at_start(s: GameState, seat: int) -> frozenset[int]:
+    """A block on ``seat`` ends when its turn starts with a draw or take, except under
+    ``in_turn`` timing, where it lasts until that turn's discard."""
+    return s.blocked if s.rules.in_turn else s.blocked - {seat}
+
+
 def _drew(s: GameState, e: Drew) -> GameState:
     bit = BIT[parse_card(e.card)]
     stock = (
@@ -136,7 +142,7 @@ def _drew(s: GameState, e: Drew) -> GameState:
         phase=PLAY,
         hands=_with(s.hands, e.seat, s.hands[e.seat] | bit),
         stock=stock,
-        blocked=s.blocked - {e.seat},
+        blocked=_unblock_at_start(s, e.seat),
         last_drawer=e.seat,
     )
 
@@ -159,7 +165,7 @@ def _took_discard(s: GameState, e: TookDiscard) -> GameState:
         hands=_with(s.hands, e.seat, s.hands[e.seat] & ~from_hand),
         discard=s.discard[:-1],
         melds=melds,
-        blocked=s.blocked - {e.seat},
+        blocked=_unblock_at_start(s, e.seat),
     )
 
 
@@ -194,6 +200,8 @@ def _discarded(s: GameState, e: Discarded) -> GameState:
         discard=s.discard + (card,),
         turns=s.turns + 1,
         turn=(e.seat + 1) % 3,
+        # in_turn: a block lasts through the blocked seat's whole turn, up to its discard
+        blocked=s.blocked - {e.seat} if s.rules.in_turn else s.blocked,
     )
 
 

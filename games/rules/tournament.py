@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--matches", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    parser.add_argument("--rules", default="standard", help="preset: standard or house")
+    parser.add_argument("--rules", default="standard", help="preset: standard, house or h19")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     specs = args.bots.split(",")

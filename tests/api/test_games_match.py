@@ -71,7 +71,7 @@ def play_match(clients, game_id, record):
     return commands
 
 
-@pytest.mark.parametrize("rules", ["standard", "house"])
+@pytest.mark.parametrize("rules", ["standard", "house", "h19"])
 def test_three_users_play_a_whole_match_over_http(api_client, rules):
     started = time.monotonic()
     clients = [register(api_client, name) for name in ("ana", "ben", "cora")]

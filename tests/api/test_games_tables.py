@@ -54,6 +54,19 @@ def test_create_defaults_to_standard_rules_with_the_creator_and_two_open_seats(c
         ({"preset": "house", "turn_seconds": 30}, {"turn_seconds": 30, "burning": False}),
         ({"draw_call": False, "wins_to_match": 1}, {"draw_call": False, "wins_to_match": 1}),
         ({"turn_seconds": 0}, {"turn_seconds": 0, "secret_sets": True}),
+        (
+            "h19",
+            {
+                "draw_call_timing": "in_turn",
+                "stock_out_tie": "last_drawer_loses",
+                "draw_folded": 1,
+                "first_dealer": "creator",
+                "stake": 1,
+                "turn_seconds": 15,
+            },
+        ),
+        ({"preset": "h19", "stake": 10}, {"stake": 10, "burned_penalty": 3}),
+        ({"stake": 100, "draw_folded": None}, {"stake": 100, "draw_folded": None}),
     ],
 )
 def test_create_with_a_preset_or_options(clients, rules, expected):
@@ -71,6 +84,10 @@ def test_create_with_a_preset_or_options(clients, rules, expected):
         ({"rules": {"turn_seconds": -1}}, "invalid"),
         ({"rules": {"turn_seconds": 10**9}}, "invalid"),
         ({"rules": {"draw_call": "maybe"}}, "invalid"),
+        ({"rules": {"stake": 0}}, "invalid"),
+        ({"rules": {"stake": 10**6}}, "invalid"),
+        ({"rules": {"draw_call_timing": "never"}}, "invalid"),
+        ({"rules": {"stock_out_tie": "coin_flip"}}, "invalid"),
         ({"rules": 7}, "invalid"),
         ({"rules": ["house"]}, "invalid"),
         ({"seats": [{"kind": "user"}, {"kind": "open"}]}, "invalid"),
@@ -98,6 +115,22 @@ def test_create_refuses_bad_rules_and_seats(clients, body, code):
     before = Game.objects.count()
     assert_error(create(clients[0], **body), 400, code)
     assert Game.objects.count() == before
+
+
+def test_h19_table_the_creator_deals_first_and_the_stake_shows(clients):
+    # the creator sits at seat 2 of a quick-play table: it starts at once, seat 2 dealing
+    seats = [{"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "easy"}, {"kind": "user"}]
+    response = create(clients[0], rules={"preset": "h19", "stake": 10}, seats=seats)
+    assert response.status_code == 201, response.content
+    game_id = response.json()["id"]
+    started = Event.objects.get(game_id=game_id, type="game_started").data
+    assert started["first_dealer"] == 2 and started["rules"]["stake"] == 10
+    dealt = Event.objects.get(game_id=game_id, type="round_started").data
+    assert dealt["dealer"] == 2
+    view = clients[0].get(game_url(game_id)).json()
+    assert view["view"]["rules"]["stake"] == 10
+    rows = clients[1].get(TABLES, {"status": "active"}).json()
+    assert [row["rules"]["stake"] for row in rows if row["id"] == game_id] == [10]
 
 
 def test_nested_validation_errors_name_the_field(clients):

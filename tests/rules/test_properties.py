@@ -28,7 +28,7 @@ from games.rules.bots import get_bot
 from games.rules.cards import FULL_DECK, codes_of
 from games.rules.selfplay import play_match
 
-PRESETS = [RuleSet.standard(), RuleSet.house()]
+PRESETS = [RuleSet.standard(), RuleSet.house(), RuleSet.h19()]
 SETTINGS = settings(
     max_examples=450, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
@@ -170,7 +170,7 @@ def test_self_play_covers_thousands_of_rounds_and_every_ending() -> None:
     rounds = 0
     reasons: set[str] = set()
     for i in range(450):
-        preset = PRESETS[i % 2]
+        preset = PRESETS[i % len(PRESETS)]
         bots = ["greedy", "random", "greedy"] if i % 3 else ["random"] * 3
         record = play_match(bots, rng, preset)
         for r in record.rounds:

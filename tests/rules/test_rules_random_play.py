@@ -22,7 +22,7 @@ from games.rules import (
     player_view,
     time_out,
 )
-from tests.rules.tongits_helpers import DECK, SEATS, house, standard
+from tests.rules.tongits_helpers import DECK, SEATS, h19, house, standard
 
 ACTIVE = ("start", "play", "draw_call")
 
@@ -111,6 +111,12 @@ def check_round_end(end, state, rules, round_events, dealer):
                 fewest = min(len(hands[s]) for s in tied)
                 order = [(dealer + i) % 3 for i in range(3)]
                 assert winner == next(s for s in order if s in tied and len(hands[s]) == fewest)
+            elif rules.stock_out_tie == "last_drawer_loses":
+                drawers = [e["seat"] for e in round_events if e["type"] == "drew"]
+                if drawers and len(tied) > 1:
+                    last = drawers[-1]
+                    order = [(last + i) % 3 for i in (1, 2, 0)]
+                    assert winner == next(s for s in order if s in tied)
             else:
                 drawers = [e["seat"] for e in round_events if e["type"] == "drew"]
                 if drawers and drawers[-1] in tied:
@@ -127,9 +133,11 @@ def check_round_end(end, state, rules, round_events, dealer):
     if winner is None:
         assert end["payouts"] == [0, 0, 0]
         return
+    challenged = reason == "draw" and any(e["type"] == "challenged" for e in round_events)
+    folders = {e["seat"] for e in round_events if e["type"] == "folded"}
     if reason == "tongits":
         amount = rules.tongits
-    elif reason == "draw" and any(e["type"] == "challenged" for e in round_events):
+    elif challenged:
         amount = rules.draw_won_challenged
     else:
         amount = rules.base
@@ -140,9 +148,13 @@ def check_round_end(end, state, rules, round_events, dealer):
     for seat in range(3):
         if seat == winner:
             continue
-        pay = amount + rules.per_ace * aces + rules.per_secret_set * secret
+        owed = amount
+        if challenged and seat in folders and rules.draw_folded is not None:
+            owed = rules.draw_folded
+        pay = owed + rules.per_ace * aces + rules.per_secret_set * secret
         if seat in expected_burned:
             pay += rules.burned_penalty
+        pay *= rules.stake
         expected[seat] = -pay
         expected[winner] += pay
     assert end["payouts"] == expected
@@ -210,6 +222,16 @@ def test_random_matches_standard(seed):
 @pytest.mark.parametrize("seed", range(15))
 def test_random_matches_house(seed):
     play_match(100 + seed, house())
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_random_matches_h19(seed):
+    play_match(200 + seed, h19())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_matches_h19_at_stake_10(seed):
+    play_match(300 + seed, h19(stake=10))
 
 
 def test_random_matches_short_turn_cap():

@@ -62,6 +62,10 @@ def house(**changes):
     return dataclasses.replace(RuleSet.preset("house"), **changes)
 
 
+def h19(**changes):
+    return dataclasses.replace(RuleSet.preset("h19"), **changes)
+
+
 def game_started(rules=None, first_dealer=0):
     return {
         "type": "game_started",

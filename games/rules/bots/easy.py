@@ -50,6 +50,8 @@ class EasyBot:
         lay_offs = by_type.get("lay_off", [])
         if lay_offs and rng.random() < 0.6:
             return rng.choice(lay_offs)
+        if "call_draw" in by_type and dw <= rng.randint(2, 10):
+            return by_type["call_draw"][0]  # in_turn (h19 "Fight"): instead of the discard
         discards = by_type.get("discard", legal)
         _, kept = best_arrangement(hand, rules_of(view).ace_high_runs)
         in_melds = 0

@@ -10,6 +10,7 @@ won in the round plus what the round's result does to its chance of winning the 
   by pair, and one clearly behind the leader is dropped early to give the rest more playouts.
 - It opens with one meld and keeps its other melds in hand until it can go out: held melds cost
   no deadwood, take no lay-offs (which would block its Draw calls), and hide its strength.
+- Under ``in_turn`` timing (h19 "Fight") a Draw call is one more candidate at the discard.
 - A decision with one sensible candidate (one legal command, a forced move, a sure-win Draw call,
   melding and laying off) is instant.
 
@@ -167,12 +168,17 @@ class HardBot:
             if mine is not None:
                 return mine
         discards = by_type.get("discard", [])
+        calls: list[Candidate] = []
+        if "call_draw" in by_type:  # in_turn (h19 "Fight"): a Draw call instead of the discard
+            if not any(k.opened[o] for o in k.opponents):
+                return by_type["call_draw"][0]  # both opponents must fold: a sure win
+            calls.append((by_type["call_draw"][0], ("call",)))
         if not discards:
-            return legal[0]
+            return calls[0][0] if calls else legal[0]
         ranked = self._ranked_discards(k, loose or k.hand)
-        if len(ranked) == 1:
+        if len(ranked) == 1 and not calls:
             return _discard_cmd(discards, ranked[0])
-        cands = [(_discard_cmd(discards, c), ("discard", c)) for c in ranked]
+        cands = [(_discard_cmd(discards, c), ("discard", c)) for c in ranked] + calls
         return self._search(k, cands, rng)
 
     def _ranked_discards(self, k: Knowledge, pool: int) -> list[int]:

@@ -146,6 +146,7 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
     opened = [False, False, False]
     blocked = [False, False, False]
     draw_call = k.rules.draw_call
+    in_turn = k.rules.in_turn  # a block lasts until the blocked seat's discard, not its draw
     for e in history[start + 1 :] if first else history[start:]:
         kind = e.get("type")
         s = e.get("seat", -1)
@@ -156,7 +157,8 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
                 threats = [x for x in range(3) if x != s and opened[x]]
                 if threats:
                     k.no_call_limit[s] = int(_CALL_FRAC * min(_typical(counts[x]) for x in threats))
-            blocked[s] = False
+            if not in_turn:
+                blocked[s] = False
             if kind == "drew":
                 if pile:
                     k.passed[s] |= BIT[pile[-1]]
@@ -179,6 +181,8 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
             if o != s:
                 blocked[o] = True
         elif kind == "discarded":
+            if in_turn:
+                blocked[s] = False
             c = parse_card(e["card"])
             pile.append(c)
             counts[s] -= 1

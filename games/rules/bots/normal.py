@@ -7,7 +7,9 @@ What it adds over ``greedy``, all from its own view:
 - it avoids feeding the next seat (the only one who may take its discard) a card that unseen
   cards could meld with, or (house rules) one that fits the next seat's own meld;
 - it calls and challenges Draw by comparing its deadwood with what an opponent holding that many
-  cards typically has, and calls at once when no opponent has opened (they must fold, burned).
+  cards typically has, and calls at once when no opponent has opened (they must fold, burned);
+  under ``in_turn`` timing (h19 "Fight") it asks the same again after its draw, melds and
+  lay-offs, instead of discarding.
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ class NormalBot:
                     best = best or cmd
             if best is not None:
                 return best
+        if "call_draw" in by_type and self.wants_call(k, best_arrangement(k.hand, ace_high)[0]):
+            return by_type["call_draw"][0]  # in_turn: Fight instead of the discard
         discards = by_type.get("discard", [])
         if not discards:
             return legal[0]

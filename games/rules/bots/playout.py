@@ -2,9 +2,11 @@
 
 The engine (``decide``/``evolve``) is exact but builds events, views and command dicts; a playout
 needs none of that, only the rules' consequences, thousands of times per decision. This mirrors
-RULES.md closely (takes, melds, lay-offs and Draw blocks, Tongits, Draw calls, stock out and its
-ties, burning, payouts). It is only ever used to *estimate* a decision's worth, so a divergence
-costs strength, never correctness: the real move still goes through ``decide``.
+RULES.md closely (takes, melds, lay-offs and Draw blocks, Tongits, Draw calls at the start of a
+turn or, under ``in_turn`` timing, also instead of the discard, stock out, burning). Who wins a
+round and what it pays come from ``scoring``, the engine's own functions. It is only ever used to
+*estimate* a decision's worth, so a divergence costs strength, never correctness: the real move
+still goes through ``decide``.
 
 Every seat plays the same quick policy (close to the ``normal`` bot), judging from what it could
 see itself: its own hand, the table and the discard pile.
@@ -15,6 +17,7 @@ from __future__ import annotations
 from ..cards import BIT, FULL_DECK, POINTS
 from ..melds import RANK_MASKS, best_arrangement, candidate_melds
 from ..ruleset import RuleSet
+from ..scoring import round_payouts, round_winner
 from .heuristics import (
     ACES,
     Params,
@@ -44,6 +47,7 @@ class Sim:
     __slots__ = (
         "rules",
         "ah",
+        "in_turn",
         "p",
         "hands",
         "stock",
@@ -68,6 +72,7 @@ class Sim:
     def __init__(self, k: Knowledge, world: World, params: Params, hold: int = 0) -> None:
         self.rules: RuleSet = k.rules
         self.ah = k.rules.ace_high_runs
+        self.in_turn = k.rules.draw_call and k.rules.in_turn
         self.p = params
         self.hands = list(world.hands)
         self.stock = world.stock[::-1]  # top last, so drawing is pop()
@@ -172,7 +177,8 @@ class Sim:
         c = self.stock.pop()
         self.hands[s] |= BIT[c]
         self.last_drawer = s
-        self.blocked &= ~(1 << s)
+        if not self.in_turn:
+            self.blocked &= ~(1 << s)
         self.phase = PLAY
 
     def take(self, s: int, used: int) -> None:
@@ -182,7 +188,8 @@ class Sim:
         self.opened[s] = True
         self.hands[s] &= ~used
         self.dead |= mask
-        self.blocked &= ~(1 << s)
+        if not self.in_turn:
+            self.blocked &= ~(1 << s)
         self.phase = PLAY
         if not self.hands[s]:
             self._end("tongits", s)
@@ -190,7 +197,8 @@ class Sim:
     def take_onto(self, s: int, idx: int) -> None:
         top = self.discard.pop()
         self.melds[idx][2] |= BIT[top]
-        self.blocked &= ~(1 << s)
+        if not self.in_turn:
+            self.blocked &= ~(1 << s)
         self.phase = PLAY
 
     # ------------------------------------------------------------ melds, lay-offs, discard
@@ -252,6 +260,15 @@ class Sim:
         free = self.meld_and_lay_off(s)
         if self.phase == OVER:
             return
+        # h19 "Fight": call Draw instead of discarding, judged like a call at the start
+        if (
+            self.in_turn
+            and self.opened[s]
+            and not self.blocked >> s & 1
+            and self.wants_call(s, best_arrangement(self.hands[s], self.ah)[0])
+        ):
+            self.call_draw(s)
+            return
         self.discard_card(s, self.pick_discard(s, free or self.hands[s]))
 
     def pick_discard(self, s: int, pool: int) -> int:
@@ -300,10 +317,12 @@ class Sim:
         self.hands[s] &= ~bit
         self.discard.append(card)
         self.dead |= bit
+        if self.in_turn:
+            self.blocked &= ~(1 << s)  # a block lasts through the whole turn
         if not self.hands[s]:
             self._end("tongits", s)
         elif not self.stock:
-            self._stock_out()
+            self._end("stock_out", None)
         else:
             self.turn = (s + 1) % 3
             self.phase = START
@@ -328,66 +347,43 @@ class Sim:
                 return
             self.answers.append((self.turn, "fold"))
             self.turn = (self.turn + 1) % 3
-        dw = [best_arrangement(h, self.ah)[0] for h in self.hands]
-        challengers = [s for s, a in self.answers if a == "challenge"]
-        winner = self.caller
-        if challengers:
-            low = min(dw[s] for s in (self.caller, *challengers))
-            for s in challengers:
-                if dw[s] == low:
-                    winner = s
-                    break
-        self._end("draw", winner, challenged=bool(challengers))
+        self._end("draw", None)
 
     # ------------------------------------------------------------ round end
 
-    def _stock_out(self) -> None:
-        rules = self.rules
-        dw = [best_arrangement(h, self.ah)[0] for h in self.hands]
-        cands = [s for s in range(3) if not (rules.burning and not self.opened[s])]
-        if not cands:
-            self._end("stock_out", None)
-            return
-        low = min(dw[s] for s in cands)
-        tied = [s for s in cands if dw[s] == low]
-        if len(tied) > 1:
-            if rules.stock_out_tie == "fewer_cards":
-                fewest = min(self.hands[s].bit_count() for s in tied)
-                tied = [s for s in tied if self.hands[s].bit_count() == fewest]
-                start = self.dealer
-            else:
-                start = self.last_drawer if self.last_drawer >= 0 else self.dealer
-            for i in range(3):
-                if (start + i) % 3 in tied:
-                    tied = [(start + i) % 3]
-                    break
-        self._end("stock_out", tied[0])
-
-    def _end(self, reason: str, winner: int | None, challenged: bool = False) -> None:
+    def _end(self, reason: str, tongits_seat: int | None) -> None:
+        """End the round: winner, burned seats and payouts as the engine reckons them."""
         self.phase = OVER
         self.reason = reason
+        rules = self.rules
+        hands = self.hands
+        if reason == "tongits":
+            dw = [0, 0, 0]  # not needed: a Tongits winner is known and nobody compares
+        else:
+            ah = self.ah
+            dw = [best_arrangement(h, ah)[0] for h in hands]
+        winner, challenged, burned = round_winner(
+            rules,
+            reason,
+            tongits_seat,
+            dw,
+            self.opened,
+            [h.bit_count() for h in hands],
+            self.caller,
+            self.answers,
+            self.last_drawer,
+            self.dealer,
+        )
         self.winner = winner
         if winner is None:
             return
-        rules = self.rules
-        if reason == "tongits":
-            each = rules.tongits
-        elif reason == "draw" and challenged:
-            each = rules.draw_won_challenged
-        else:
-            each = rules.base
-        aces = (self.hands[winner] & ACES).bit_count()
+        aces = (hands[winner] & ACES).bit_count()
+        secret = 0
         for m in self.melds:
             if m[0] == winner:
                 aces += (m[2] & ACES).bit_count()
                 if m[3]:
-                    each += rules.per_secret_set
-        each += rules.per_ace * aces
-        pay = [0, 0, 0]
-        for s in range(3):
-            if s != winner:
-                burned = rules.burning and not self.opened[s]
-                owe = each + (rules.burned_penalty if burned else 0)
-                pay[s] -= owe
-                pay[winner] += owe
-        self.payouts = (pay[0], pay[1], pay[2])
+                    secret += 1
+        self.payouts = round_payouts(
+            rules, reason, winner, challenged, self.answers, burned, aces, secret
+        )
