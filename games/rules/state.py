@@ -7,6 +7,7 @@ snapshot is just a reference and ``fold`` of a whole match costs a few milliseco
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from .cards import BIT, parse_card
@@ -302,11 +303,24 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=256)
+def _rules_of(items: tuple[tuple[str, Any], ...]) -> RuleSet:
+    return RuleSet.from_dict(dict(items))
+
+
+def _rules(data: dict[str, Any]) -> RuleSet:
+    """A snapshot's RuleSet; tables share a few variants, so each is built (and checked) once."""
+    try:
+        return _rules_of(tuple(sorted(data.items())))
+    except TypeError:  # an unhashable value: not a cacheable rules dict
+        return RuleSet.from_dict(data)
+
+
 def state_from_dict(data: dict[str, Any]) -> GameState:
     """The state a ``state_to_dict`` snapshot describes."""
     last = data.get("last_round")
     return GameState(
-        rules=RuleSet.from_dict(data["rules"]),
+        rules=_rules(data["rules"]),
         seats=tuple(data["seats"]),
         first_dealer=data["first_dealer"],
         version=data["version"],

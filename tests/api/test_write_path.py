@@ -1,0 +1,122 @@
+"""The write path's contract: a move is the authentication look-up plus two round trips (read the
+head, one conditional write), whatever the game's length, for people, bots and time-outs alike;
+and the snapshot the head keeps always equals a fold of the stream."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from games import play, store
+from games.models import Game
+from games.rules import state_to_dict
+from tests.api.games_support import (
+    choose,
+    client_for_turn,
+    fast_password_hashing,  # noqa: F401 (a fixture)
+    get_view,
+    post_command,
+    start_game,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
+
+#: Round trips of one move, besides authentication: read the head, write (commit is the third
+#: outside the test's transaction).
+MOVE_QUERIES = 2
+
+
+@pytest.fixture
+def players(auth_client_factory):
+    return [auth_client_factory() for _ in range(3)]
+
+
+def play_moves(players, game_id: str, n: int) -> dict:
+    payload = get_view(players[0], game_id)
+    for _ in range(n):
+        payload = get_view(players[0], game_id)
+        client = client_for_turn(players, payload)
+        payload = get_view(client, game_id)
+        response = post_command(client, game_id, choose(payload), payload["version"])
+        assert response.status_code == 200, response.content
+    return get_view(players[0], game_id)
+
+
+def timed_move(players, game_id: str, **headers) -> list[str]:
+    """One move over HTTP; the SQL it ran."""
+    payload = get_view(players[0], game_id)
+    client = client_for_turn(players, payload)
+    payload = get_view(client, game_id)
+    with CaptureQueriesContext(connection) as queries:
+        response = post_command(client, game_id, choose(payload), payload["version"], **headers)
+    assert response.status_code == 200, response.content
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def assert_move_queries(sql: list[str]) -> None:
+    auth = [q for q in sql if "authtoken_token" in q]
+    assert len(auth) == 1, sql
+    rest = [q for q in sql if q not in auth]
+    assert len(rest) == MOVE_QUERIES, rest
+    assert rest[0].startswith("SELECT g.version") and rest[1].startswith("WITH g AS"), rest
+
+
+def test_a_move_over_http_is_auth_plus_two_round_trips(players, settings):
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    assert_move_queries(timed_move(players, game_id))
+    assert_move_queries(timed_move(players, game_id, HTTP_IDEMPOTENCY_KEY="k-1"))
+
+
+def test_a_long_games_move_costs_the_same_queries(players, settings):
+    """No re-read or re-fold of the stream: the same statements at 300+ events as at 3."""
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    early = timed_move(players, game_id)
+    while Game.objects.get(pk=game_id).version < 300:
+        play_moves(players, game_id, 20)
+    late = timed_move(players, game_id)
+    assert_move_queries(late)
+    assert len(late) == len(early)
+    game = Game.objects.get(pk=game_id)
+    assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
+    assert store.verify_chain(game_id) is None
+
+
+def test_bot_and_time_out_writes_build_no_answer_and_make_two_round_trips(
+    auth_client_factory, settings
+):
+    human = auth_client_factory()
+    seats = [{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "easy"}]
+    response = human.post("/api/v1/tables", {"rules": "standard", "seats": seats}, "json")
+    game_id = response.json()["id"]
+    game = Game.objects.get(pk=game_id)
+    if game.awaiting == Game.Awaiting.USER:  # let the human time out once, then a bot acts
+        Game.objects.filter(pk=game_id).update(turn_deadline=timezone.now())
+        with CaptureQueriesContext(connection) as queries:
+            assert play.expire_turn(game_id=game_id, expected_version=game.version) == "done"
+        assert len(queries.captured_queries) == MOVE_QUERIES
+        game = Game.objects.get(pk=game_id)
+    assert game.awaiting == Game.Awaiting.BOT, game.awaiting
+    with CaptureQueriesContext(connection) as queries:
+        assert play.play_bot_turn(game_id=game_id, expected_version=game.version) == "done"
+    assert len(queries.captured_queries) == MOVE_QUERIES  # the easy bot reads no history
+    game = Game.objects.get(pk=game_id)
+    assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
+    assert game.last_hash == store.load_events(game_id).last().hash
+
+
+def test_the_snapshot_equals_a_fold_after_every_move(players, settings):
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "house", "wins_to_match": 2})
+    for _ in range(400):
+        payload = get_view(players[0], game_id)
+        if payload["status"] == "finished":
+            break
+        play_moves(players, game_id, 1)
+        game = Game.objects.get(pk=game_id)
+        assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
+        assert game.last_hash == store.load_events(game_id).last().hash
+    assert get_view(players[0], game_id)["status"] == "finished"
