@@ -249,6 +249,8 @@ def execute(
     whatever the step raises (the rules' ``IllegalMove``, translated by the caller).
     """
     reply_for = (idempotency.user_id, idempotency.key) if idempotency else None
+    if head is None and idempotency is None and expected_version is not None:
+        head = store.heads.get(store.parse_id(game_id), expected_version)
     if head is None or idempotency is not None:
         head = store.read(game_id, reply_for=reply_for)
     if idempotency is not None and head.reply is not None:
@@ -285,7 +287,13 @@ def execute(
         )
     try:
         store.write(
-            head, rows, snapshot=state_to_dict(state), columns=columns, now=now, reply=reply
+            head,
+            rows,
+            snapshot=state_to_dict(state),
+            columns=columns,
+            now=now,
+            reply=reply,
+            state=state,
         )
     except IntegrityError:
         if idempotency is None:

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import orjson
 import psycopg
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import QuerySet
@@ -116,15 +119,66 @@ class Head:
     started_at: datetime | None
     finished_at: datetime | None
     reply: StoredReply | None = None
+    decoded: GameState | None = field(default=None, compare=False, repr=False)
 
     def state(self) -> GameState | None:
         """The rules state at ``version`` (``None`` before the first event)."""
         if self.version == 0:
             return None
+        if self.decoded is not None:
+            return self.decoded
         snap = self.snapshot
         if isinstance(snap, dict) and snap.get("version") == self.version:
             return state_from_dict(snap)
         return fold_from_zero(self.game_id, upto=self.version)  # an old row without a snapshot
+
+
+class HeadCache:
+    """The heads this process last read or wrote, per game (least recently used out first).
+
+    A state at a version never changes, so a cached head is never wrong about its version: it
+    can only be behind the game. A write from a cached head is conditional like any other, so
+    a game that moved on meanwhile gives ``StaleVersion`` and nothing is written; the cache only
+    spares the read when this process saw the game last. Only committed heads are kept (reads
+    and writes outside a transaction), so a rolled-back write can never be cached.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._heads: OrderedDict[uuid.UUID, Head] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, game_id: uuid.UUID, version: int) -> Head | None:
+        """The cached head of ``game_id`` if it is at ``version``."""
+        with self._lock:
+            head = self._heads.get(game_id)
+            if head is None or head.version != version:
+                return None
+            self._heads.move_to_end(game_id)
+            return head
+
+    def put(self, head: Head) -> None:
+        if self.size <= 0 or connection.in_atomic_block:
+            return
+        with self._lock:
+            old = self._heads.get(head.game_id)
+            if old is not None and old.version > head.version:
+                return  # a slower reader must not replace a newer head
+            self._heads[head.game_id] = head
+            self._heads.move_to_end(head.game_id)
+            while len(self._heads) > self.size:
+                self._heads.popitem(last=False)
+
+    def forget(self, game_id: uuid.UUID) -> None:
+        with self._lock:
+            self._heads.pop(game_id, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._heads.clear()
+
+
+heads = HeadCache(settings.TONGITS_HEAD_CACHE_SIZE)
 
 
 _READ = """
@@ -141,16 +195,17 @@ _READ_REPLY = _READ.format(
 
 
 def _execute(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Run one statement on Django's connection (same session, same transaction) with a psycopg
-    cursor that binds on the server, so psycopg prepares the store's few statements once per
-    connection instead of PostgreSQL parsing and planning them on every move; the first row.
+    """Run one statement on Django's connection (same session, same transaction) with a bare
+    psycopg client-binding cursor (the simple query protocol: measured faster here than a
+    prepared statement for these one-row statements, and without Django's wrapper); the first
+    row, with PostgreSQL's errors turned into Django's.
 
     Logged like Django's own queries when they are (``DEBUG``, ``CaptureQueriesContext``), so
     query-count tests see every round trip. Django's other queries are unaffected.
     """
     connection.ensure_connection()
     started = time.monotonic()
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+    with connection.wrap_database_errors, psycopg.ClientCursor(connection.connection) as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if connection.queries_logged:
@@ -181,7 +236,7 @@ def read(game_id: uuid.UUID | str, *, reply_for: tuple[int, str] | None = None) 
     reply = None
     if reply_for is not None and row[10] is not None:
         reply = StoredReply(str(row[10]), row[11], row[12], row[13])
-    return Head(
+    head = Head(
         game_id=gid,
         version=row[0],
         last_hash=row[1] or GENESIS_HASH,
@@ -195,6 +250,9 @@ def read(game_id: uuid.UUID | str, *, reply_for: tuple[int, str] | None = None) 
         finished_at=row[9],
         reply=reply,
     )
+    if reply is None:
+        heads.put(head)
+    return head
 
 
 def current_version(game_id: uuid.UUID | str) -> int:
@@ -290,11 +348,14 @@ def write(
     columns: dict[str, Any],
     now: datetime,
     reply: Reply | None = None,
-) -> None:
+    state: GameState | None = None,
+) -> Head | None:
     """Append ``rows`` (from ``chain(head, ...)``) and set the head, if the game is still at
-    ``head.version``; else ``StaleVersion`` and nothing is written. One statement."""
+    ``head.version``; else ``StaleVersion`` and nothing is written. One statement.
+
+    Returns the new head (``state``, the decoded snapshot, rides along for the next move)."""
     if not rows:
-        return
+        return None
     last = rows[-1]
     params: dict[str, Any] = {
         "id": head.game_id,
@@ -331,11 +392,30 @@ def write(
             r_status=reply.status,
             r_body=reply.body,
         )
-    updated, inserted, _ = _execute(sql, params)  # type: ignore[misc]
+    try:
+        updated, inserted, _ = _execute(sql, params)  # type: ignore[misc]
+    except Exception:
+        heads.forget(head.game_id)
+        raise
     if not updated:
+        heads.forget(head.game_id)
         raise StaleVersion(head.version, current_version(head.game_id))
     if inserted != len(rows):  # cannot happen while the version check holds; never hide it
         raise RuntimeError(f"{head.game_id}: {inserted} of {len(rows)} events inserted")
+    new = replace(
+        head,
+        version=last.seq,
+        last_hash=last.hash,
+        snapshot=snapshot,
+        status=columns["status"],
+        turn_deadline=columns["turn_deadline"],
+        started_at=columns["started_at"],
+        finished_at=columns["finished_at"],
+        reply=None,
+        decoded=state,
+    )
+    heads.put(new)
+    return new
 
 
 # ---------------------------------------------------------------- reads of the stream

@@ -176,6 +176,9 @@ TONGITS_SWEEP_INTERVAL_SECONDS = env_float("TONGITS_SWEEP_INTERVAL_SECONDS", 10.
 TONGITS_SWEEP_GRACE_SECONDS = 5.0
 # The scheduler (games.scheduling) wakes on every append's NOTIFY and at least this often.
 TONGITS_SCHEDULER_POLL_SECONDS = env_float("TONGITS_SCHEDULER_POLL_SECONDS", 0.5)
+# Heads (state snapshots at a version) each process keeps, sparing a move's read when this
+# process saw the game last; 0 turns the cache off. Writes stay conditional on the version.
+TONGITS_HEAD_CACHE_SIZE = int(os.environ.get("TONGITS_HEAD_CACHE_SIZE", "4096"))
 # A claimed table is claimed again after this long if its task wrote nothing (a lost task).
 TONGITS_SCHEDULER_LEASE_SECONDS = env_float("TONGITS_SCHEDULER_LEASE_SECONDS", 15.0)
 

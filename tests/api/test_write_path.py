@@ -120,3 +120,33 @@ def test_the_snapshot_equals_a_fold_after_every_move(players, settings):
         assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
         assert game.last_hash == store.load_events(game_id).last().hash
     assert get_view(players[0], game_id)["status"] == "finished"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cached_head_behind_the_game_only_ever_spares_a_read(players, settings):
+    """The head cache of a process that did not see the last move: the conditional write
+    refuses, nothing is appended, and the current version is read for the answer."""
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    play_moves(players, game_id, 2)
+    behind = store.read(game_id)  # committed, so cached
+    assert store.heads.get(behind.game_id, behind.version) is behind
+    payload = play_moves(players, game_id, 1)  # this process moves the game on
+    store.heads._heads[behind.game_id] = behind  # as if another process had made that move
+    client = client_for_turn(players, get_view(players[0], game_id))
+    count = store.load_events(game_id).count()
+    response = post_command(client, game_id, {"type": "draw"}, behind.version)
+    assert response.status_code == 409 and response.json()["version"] == payload["version"]
+    assert store.load_events(game_id).count() == count
+    assert store.heads.get(behind.game_id, behind.version) is None  # forgotten on refusal
+    play_moves(players, game_id, 3)  # and play goes on from the database's head
+    assert store.verify_chain(game_id) is None
+
+
+def test_writes_inside_a_transaction_are_not_cached(players, settings):
+    """A write that could still roll back never reaches the cache (the tests' own transaction
+    is such a block)."""
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    payload = play_moves(players, game_id, 1)
+    assert store.heads.get(store.parse_id(game_id), payload["version"]) is None

@@ -7,8 +7,11 @@ points ``DATABASE_URL`` at ``tongits_bench`` and creates and migrates it first. 
   the same shape: BEGIN, ``SELECT ... FOR UPDATE`` of the game row, read its 500 events, INSERT
   one event, UPDATE the row, COMMIT;
 - ``select1``: a ``SELECT 1`` round trip (the floor of any database call here);
-- ``move``: ``games.play.submit_command`` with the API's presenter, on a new game;
-- ``move@1000``: the same on a game already at 1,000+ events (the cost must not grow).
+- ``move``: ``games.play.submit_command`` with the API's presenter, on a new game (this
+  process wrote the game last, so its head is cached: one round trip);
+- ``move cold``: the same with the head cache emptied before each move (read + write), as when
+  another process moved last;
+- ``move@1000``: a warm move on a game already at 1,000+ events (the cost must not grow).
 
 The kinds run interleaved in rounds, so a drift of the machine's speed hits them all alike.
 Prints moves per second, p50 and p99 per kind, the ratios, and the queries of one move.
@@ -129,6 +132,16 @@ class Raw:
         self.conn.close()
 
 
+def cold(make: Callable[[], Callable[[], None]]) -> Callable[[], Callable[[], None]]:
+    """The move ``make`` gives, with this process's head cache emptied first (untimed)."""
+
+    def make_cold() -> Callable[[], None]:
+        store.heads.clear()
+        return make()
+
+    return make_cold
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -165,6 +178,7 @@ class Command(BaseCommand):
                 "select1": raw.select1,
                 "raw": raw.next_move,
                 "move": fresh.next_move,
+                "move cold": cold(fresh.next_move),
                 f"move@{options['long']}": long.next_move,
             }
             times: dict[str, list[float]] = {name: [] for name in kinds}
@@ -177,6 +191,9 @@ class Command(BaseCommand):
                         call()
                         times[name].append(time.perf_counter() - t0)
             with CaptureQueriesContext(connection) as queries:
+                fresh.next_move()()
+            store.heads.clear()
+            with CaptureQueriesContext(connection) as cold_queries:
                 fresh.next_move()()
         finally:
             raw.close()
@@ -192,14 +209,15 @@ class Command(BaseCommand):
                 f"{percentile(values, 0.99) * 1e3:8.3f}"
             )
         long_name = f"move@{options['long']}"
-        self.stdout.write(
-            f"move vs raw (lock + read {RAW_EVENTS} events + append + update): "
-            f"{rate('move') / rate('raw'):.2f}x"
-        )
+        for name in ("move", "move cold"):
+            self.stdout.write(
+                f"{name} vs raw (lock + read {RAW_EVENTS} events + append + update): "
+                f"{rate(name) / rate('raw'):.2f}x"
+            )
         self.stdout.write(
             f"move at {long.state.version} events vs a new game: "
             f"{rate(long_name) / rate('move'):.2f}x the rate"
         )
-        self.stdout.write(f"queries of one move: {len(queries.captured_queries)}")
-        for query in queries.captured_queries:
-            self.stdout.write(f"  {query['sql'][:90]}")
+        for label, captured in (("warm", queries), ("cold", cold_queries)):
+            sql = [q["sql"].split("\n")[0][:60] for q in captured.captured_queries]
+            self.stdout.write(f"round trips of one {label} move: {len(sql)} {sql}")
