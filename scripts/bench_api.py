@@ -1,0 +1,298 @@
+"""Load benchmark over HTTP: N tables of three people playing at once, against a real stack.
+
+    .venv/bin/python scripts/bench_api.py                   (`make bench-api`)
+    .venv/bin/python scripts/bench_api.py --tables 1,10,30 --seconds 20
+    .venv/bin/python scripts/bench_api.py --target http://127.0.0.1:8000   (a stack you run)
+
+Without ``--target`` it starts the stack as `make run` does (``python -m tongits_site.stack``:
+web, worker, scheduler, beat) on a scratch database ``tongits_bench_api`` of the local PostgreSQL
+and Redis database 11, on a free port, and stops it at the end. Each table is one thread that
+plays whoever is to act: GET that player's view, POST one of its legal commands (chosen at
+random) with the view's version, over one keep-alive connection per player. Between rounds the
+worker deals. For N = 1, 10 and 30 tables it prints moves per second (commands answered 200),
+POST p50/p95/p99 and GET p50/p99, and, measured in the same run, the p50 of ``GET /api/v1/me``
+(an authenticated view that touches no game: the bare-Django baseline). Then it runs
+``manage.py bench_moves`` on the same database: the service layer beside a raw psycopg append.
+
+A benchmark, not a test: it asserts nothing. Run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "bench-passphrase-0192"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Client:
+    """One keep-alive HTTP connection with a token; reconnects when the server closes it."""
+
+    def __init__(self, base: str, token: str | None = None) -> None:
+        url = urllib.parse.urlsplit(base)
+        self.host, self.port = url.hostname or "127.0.0.1", url.port or 80
+        self.token = token
+        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any, float]:
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in range(2):
+            started = time.perf_counter()
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                response = self.conn.getresponse()
+                raw = response.read()
+                took = time.perf_counter() - started
+                return response.status, json.loads(raw) if raw else None, took
+            except (http.client.HTTPException, ConnectionError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+
+@dataclass
+class Stats:
+    posts: list[float] = field(default_factory=list)
+    gets: list[float] = field(default_factory=list)
+    me: list[float] = field(default_factory=list)
+    moves: int = 0
+    refused: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def register(base: str, name: str) -> str:
+    status, body, _ = Client(base).call(
+        "POST", "/api/v1/auth/register", {"username": name, "password": PASSWORD}
+    )
+    if status != 201:
+        raise SystemExit(f"register {name}: {status} {body}")
+    return body["token"]
+
+
+def make_table(base: str, tokens: list[str], names: list[str]) -> str:
+    owner = Client(base, tokens[0])
+    seats = [{"kind": "user"}] + [{"kind": "user", "username": n} for n in names[1:]]
+    rules = {"preset": "standard", "turn_seconds": 0, "wins_to_match": 99}
+    status, body, _ = owner.call("POST", "/api/v1/tables", {"rules": rules, "seats": seats})
+    if status != 201:
+        raise SystemExit(f"table: {status} {body}")
+    status, body, _ = owner.call("POST", f"/api/v1/tables/{body['id']}/start")
+    if status != 200:
+        raise SystemExit(f"start: {status} {body}")
+    return body["id"]
+
+
+def play_table(
+    base: str, game_id: str, tokens: list[str], stats: Stats, stop: threading.Event, seed: int
+) -> None:
+    clients = [Client(base, token) for token in tokens]
+    rng = random.Random(seed)
+    seat_of: dict[int, Client] = {}
+    path = f"/api/v1/games/{game_id}"
+    status, view, _ = clients[0].call("GET", path)
+    for client in clients:  # who sits where
+        status, mine, _ = client.call("GET", path)
+        seat_of[mine["seat"]] = client
+    turn = view["view"]["turn"]
+    while not stop.is_set():
+        client = seat_of.get(turn, clients[0])
+        status, view, took = client.call("GET", path)
+        with stats.lock:
+            stats.gets.append(took)
+        if not view["legal_commands"]:  # between rounds: the worker deals
+            turn = view["view"]["turn"]
+            if view["view"]["phase"] in ("round_over", "dealing"):
+                time.sleep(0.005)
+            continue
+        command = rng.choice(view["legal_commands"])
+        body = {"command": command, "expected_version": view["version"]}
+        status, answer, took = client.call("POST", f"{path}/commands", body)
+        with stats.lock:
+            stats.posts.append(took)
+            if status == 200:
+                stats.moves += 1
+            else:
+                stats.refused += 1
+        if status == 200:
+            turn = answer["game"]["view"]["turn"]
+
+
+def probe_me(base: str, token: str, stats: Stats, stop: threading.Event) -> None:
+    client = Client(base, token)
+    while not stop.is_set():
+        _, _, took = client.call("GET", "/api/v1/me")
+        with stats.lock:
+            stats.me.append(took)
+        time.sleep(0.01)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3 if ordered else float("nan")
+
+
+def run_load(base: str, n: int, seconds: float, tag: str) -> None:
+    names = [f"b{tag}n{n}t{t}s{s}" for t in range(n) for s in range(3)]
+    tokens = [register(base, name) for name in names]
+    games = [
+        make_table(base, tokens[3 * t : 3 * t + 3], names[3 * t : 3 * t + 3]) for t in range(n)
+    ]
+    stats, stop = Stats(), threading.Event()
+    threads = [
+        threading.Thread(
+            target=play_table,
+            args=(base, game, tokens[3 * t : 3 * t + 3], stats, stop, t),
+            daemon=True,
+        )
+        for t, game in enumerate(games)
+    ]
+    threads.append(threading.Thread(target=probe_me, args=(base, tokens[0], stats, stop)))
+    for thread in threads:
+        thread.start()
+    time.sleep(min(2.0, seconds / 5))  # warm-up, not counted
+    with stats.lock:
+        stats.posts.clear(), stats.gets.clear(), stats.me.clear()
+        stats.moves = stats.refused = 0
+    started = time.perf_counter()
+    time.sleep(seconds)
+    with stats.lock:
+        elapsed = time.perf_counter() - started
+        moves, refused = stats.moves, stats.refused
+        posts, gets, me = list(stats.posts), list(stats.gets), list(stats.me)
+    stop.set()
+    for thread in threads:
+        thread.join(10)
+    me50 = statistics.median(me) * 1e3 if me else float("nan")
+    post50 = pct(posts, 0.5)
+    print(
+        f"{n:>6} {moves / elapsed:9.1f} {post50:8.2f} {pct(posts, 0.95):8.2f} "
+        f"{pct(posts, 0.99):8.2f} {pct(gets, 0.5):8.2f} {pct(gets, 0.99):8.2f} {me50:8.2f} "
+        f"{post50 / me50:10.2f} {refused:>8}",
+        flush=True,
+    )
+
+
+def start_stack(port: int, workers: str, env_db: str, broker: str) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env.pop("DJANGO_DEBUG", None)
+    if workers:
+        env["WEB_CONCURRENCY"] = workers
+    env.update(
+        DATABASE_URL=env_db,
+        CELERY_BROKER_URL=broker,
+        PORT=str(port),
+        TONGITS_BOT_DELAY_SECONDS="0",
+        TONGITS_NEXT_ROUND_DELAY_SECONDS="0",
+        TONGITS_VAR_DIR=str(ROOT / "var" / "bench-api"),
+        LOG_LEVEL="WARNING",
+    )
+    log = (ROOT / "var").joinpath("bench-api.log")
+    log.parent.mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tongits_site.stack"],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def wait_healthy(base: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            status, _, _ = Client(base).call("GET", "/healthz")
+            if status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"{base}/healthz did not answer; see var/bench-api.log")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", default="1,10,30")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--target", help="base URL of a running stack (else one is started)")
+    parser.add_argument("--web-workers", default=os.environ.get("WEB_CONCURRENCY", ""))
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/tongits_bench_api"
+    )
+    parser.add_argument("--broker", default="redis://127.0.0.1:6379/11")
+    parser.add_argument("--no-service-bench", action="store_true")
+    args = parser.parse_args()
+
+    proc = None
+    if args.target:
+        base = args.target.rstrip("/")
+    else:
+        subprocess.run(  # a fresh scratch database each run
+            [sys.executable, "-c", _DROP_DB, args.database_url], cwd=ROOT, check=True
+        )
+        base = f"http://127.0.0.1:{free_port()}"
+        port = int(base.rsplit(":", 1)[1])
+        proc = start_stack(port, args.web_workers, args.database_url, args.broker)
+    try:
+        wait_healthy(base)
+        tag = f"{int(time.time()) % 100000}"
+        print(f"target {base}; {args.seconds:.0f} s per load; times in ms", flush=True)
+        print(
+            f"{'tables':>6} {'moves/s':>9} {'POST p50':>8} {'p95':>8} {'p99':>8} "
+            f"{'GET p50':>8} {'p99':>8} {'/me p50':>8} {'POST/me':>10} {'refused':>8}",
+            flush=True,
+        )
+        for n in [int(x) for x in args.tables.split(",")]:
+            run_load(base, n, args.seconds, tag)
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(60)
+    if not args.no_service_bench and not args.target:
+        print("service layer (manage.py bench_moves, same database):", flush=True)
+        env = {**os.environ, "DATABASE_URL": args.database_url}
+        subprocess.run(
+            [sys.executable, "manage.py", "bench_moves", "--moves", "2000"], cwd=ROOT, env=env
+        )
+    return 0
+
+
+_DROP_DB = """
+import sys, psycopg
+from urllib.parse import urlsplit
+url = urlsplit(sys.argv[1]); name = url.path.lstrip("/")
+with psycopg.connect(host=url.hostname, port=url.port or 5432, user=url.username or "postgres",
+                     dbname="postgres", autocommit=True) as conn:
+    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+"""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
