@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
+from accounts import token_cache
 from accounts.models import BOT_USERNAME_PREFIX, User
 from accounts.selectors import user_username_taken
 from tongits_site.errors import Invalid, Unauthenticated
@@ -64,4 +65,6 @@ def token_obtain(*, username: str, password: str) -> Token:
 
 def token_revoke(*, user: User) -> None:
     """Log out: delete the user's token, so every client holding it must log in again."""
+    for key in Token.objects.filter(user=user).values_list("key", flat=True):
+        token_cache.forget(key)  # at once here; other processes within TONGITS_TOKEN_CACHE_SECONDS
     Token.objects.filter(user=user).delete()

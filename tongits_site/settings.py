@@ -132,7 +132,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Django REST framework -------------------------------------------------------------------
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.api.authentication.CachedTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # orjson: several times faster than the json module on game views; the parser also refuses
     # JSON nested deeper than 1,024 levels with a parse error instead of a RecursionError.
@@ -153,6 +153,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# A token's user is remembered this long per process: a revoked token stops working at once in
+# the process that revoked it and within this time everywhere else (0: look up every request).
+TONGITS_TOKEN_CACHE_SECONDS = env_float("TONGITS_TOKEN_CACHE_SECONDS", 1.0)
 
 # --- Celery ------------------------------------------------------------------------------------
 
