@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -208,6 +208,9 @@ def append_locked(
     Event.objects.bulk_create(rows)
     _project(game, before, state, now)
     game.save()
+    # Wakes the live streams (games.live.listener); PostgreSQL delivers it only on commit.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_notify('game_events', %s)", [f"{game.pk}:{game.version}"])
     locked.state = state
     return rows
 

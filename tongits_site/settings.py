@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "accounts",
     "games",
+    "games.live",
 ]
 
 MIDDLEWARE = [
