@@ -268,7 +268,7 @@ def game_events_view() -> Callable[..., Any]:
 
 class MyTableSerializer(serializers.Serializer):
     game_id = serializers.UUIDField()
-    status = serializers.CharField(help_text="\"waiting\" or \"active\".")
+    status = serializers.CharField(help_text='"waiting" or "active".')
     seat = serializers.IntegerField()
     version = serializers.IntegerField()
     phase = serializers.CharField()
