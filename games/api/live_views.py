@@ -14,8 +14,10 @@ import asyncio
 import math
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
@@ -231,13 +233,19 @@ def _wait_seconds(value: str | None) -> float:
 
 
 def game_events_view() -> Callable[..., Any]:
-    """GET /games/{id}/events: at once, or (``wait``) when the next event is committed."""
+    """GET /games/{id}/events: at once, or (``wait``) when the next event is committed.
+
+    Without ``wait`` the DRF view runs exactly as a sync view would (thread-sensitive, as Django
+    runs every sync view); the long-poll reads in the live pool, so a waiting request holds
+    neither a thread nor a database connection.
+    """
     answer = async_api_view(GameEventsLiveApi)
+    at_once = sync_to_async(partial(_rendered, GameEventsLiveApi.as_view()), thread_sensitive=True)
 
     async def view(request: HttpRequest, game_id: uuid.UUID) -> HttpResponseBase:
         wait = _wait_seconds(request.GET.get("wait"))
         if not wait:
-            return await answer(request, game_id=game_id)
+            return await at_once(request, game_id=game_id)
         live = listener.get()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait

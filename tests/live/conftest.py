@@ -23,14 +23,17 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import psycopg
 import pytest
 from django.conf import settings
 
 from tests.conftest import TEST_BROKER_URL
 from tests.live.support import Live
+from tongits_site.ensure_db import server_params
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 START_SECONDS = 30.0
+SERVER_APP_NAME = "tongits-live-test-server"
 
 
 def _free_port() -> int:
@@ -59,6 +62,7 @@ def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_DEBUG": "0",
         "LOG_LEVEL": "WARNING",
+        "PGAPPNAME": SERVER_APP_NAME,  # libpq's default application_name: its sessions show
     }
     log = tempfile.NamedTemporaryFile(  # noqa: SIM115 (the server writes it while we run)
         prefix="live-server-", suffix=".log", delete=False
@@ -105,9 +109,29 @@ def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        _wait_for_server_sessions_to_end()
         text = Path(log.name).read_text(errors="replace")
         os.unlink(log.name)
         assert "Traceback" not in text, text
+
+
+def _wait_for_server_sessions_to_end() -> None:
+    """The server's database sessions end a moment after it exits; the test database can only
+    be dropped once they have (a leftover is terminated after 5 s)."""
+    db = settings.DATABASES["default"]
+    names = [SERVER_APP_NAME, "tongits-live-listener"]
+    query = "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = ANY(%s)"
+    with psycopg.connect(**server_params(db, connect_timeout=5), autocommit=True) as conn:
+        deadline = time.monotonic() + 5
+        while conn.execute(query, [db["NAME"], names]).fetchall():
+            if time.monotonic() > deadline:
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND application_name = ANY(%s)",
+                    [db["NAME"], names],
+                )
+                break
+            time.sleep(0.05)
 
 
 @pytest.fixture(autouse=True)
