@@ -21,14 +21,24 @@ T = TypeVar("T")
 _executor = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="live-db")
 
 
+# Set by tongits_site.asgi (an ASGI server, long-lived): the pool's threads keep their
+# connections. Elsewhere (in-process test clients, scripts) each call closes its own, so nothing
+# is left open on a database that is about to be dropped.
+keep_connections = False
+
+
 def _call(fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
     try:
-        return fn(*args, **kwargs)
-    except (OperationalError, InterfaceError):
-        # A connection the server dropped (restart, idle time-out): reconnect once and retry;
-        # these reads change nothing, so running one twice is harmless.
-        connections.close_all()
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except (OperationalError, InterfaceError):
+            # A connection the server dropped (restart, idle time-out): reconnect once and
+            # retry; these reads change nothing, so running one twice is harmless.
+            connections.close_all()
+            return fn(*args, **kwargs)
+    finally:
+        if not keep_connections:
+            connections.close_all()
 
 
 async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
