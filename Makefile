@@ -5,13 +5,16 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint bench simulate tournament
+.PHONY: help install run test lint bench bench-moves bench-api bench-streams simulate tournament
 
 help:
-	@echo "make run       web + Celery worker + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
+	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
 	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it) + smoke test"
 	@echo "make lint      ruff check, ruff format --check, import contracts"
 	@echo "make bench     rules core benchmark"
+	@echo "make bench-moves   the write path vs a raw psycopg append (scratch db tongits_bench)"
+	@echo "make bench-api     1, 10, 30 tables over HTTP against a started stack (needs PostgreSQL, Redis)"
+	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make tournament  600 matches of hard against two normal bots (about 25 min)"
 	@echo "make install   create .venv and install the project with dev extras"
@@ -42,6 +45,21 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m games.rules.bench
+
+# The write path (a move through the service) against a raw psycopg append, on a scratch db.
+BENCH_DB ?= postgres://postgres@127.0.0.1:5432/tongits_bench
+
+bench-moves: $(STAMP)
+	DATABASE_URL=$(BENCH_DB) $(PY) -m tongits_site.ensure_db
+	DATABASE_URL=$(BENCH_DB) $(PY) manage.py migrate -v0
+	DATABASE_URL=$(BENCH_DB) $(PY) manage.py bench_moves
+
+bench-api: $(STAMP)
+	$(PY) scripts/bench_api.py
+
+# 300 SSE streams on one uvicorn process while 10 tables play: latency, memory, idle CPU.
+bench-streams: $(STAMP)
+	$(PY) scripts/bench_streams.py
 
 simulate: $(STAMP)
 	$(PY) -m games.rules.simulate --matches 100 --seed 1

@@ -11,9 +11,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
-from accounts import token_cache
 from accounts.models import BOT_USERNAME_PREFIX, User
 from accounts.selectors import user_username_taken
+from tongits_site import token_cache
 from tongits_site.errors import Invalid, Unauthenticated
 
 

@@ -470,8 +470,9 @@ def fold_from_zero(game_id: uuid.UUID | str, *, upto: int | None = None) -> Game
 def verify_chain(game_id: uuid.UUID | str) -> int | None:
     """The first seq whose link is broken (edited, missing or out of place), or None if sound.
 
-    Also checks the stream against the head: its length against ``version`` (a deleted tail
-    shows) and its last hash against ``last_hash``.
+    Also checks the stream against the head read first: its length against ``version`` (a
+    deleted tail shows) and the hash at ``version`` against ``last_hash``. Events appended
+    after that read are chain-checked too.
     """
     head = Game.objects.filter(pk=game_id).values_list("version", "last_hash").first()
     version, last_hash = head or (0, "")
@@ -491,12 +492,12 @@ def verify_chain(game_id: uuid.UUID | str) -> int | None:
         data_type = row.data.get("type") if isinstance(row.data, dict) else None
         if digest != row.hash or row.type != data_type:
             return row.seq
+        if row.seq == version and last_hash and last_hash != row.hash:
+            return row.seq
         prev = row.hash
         expected_seq += 1
     if expected_seq <= version:
         return expected_seq
-    if version and last_hash and last_hash != prev:
-        return version
     return None
 
 

@@ -8,7 +8,8 @@ a developer's stack nor with CI's services. Steps:
 
     start_stack()   `make run` in its own process group, like a terminal would
     wait_healthy()  until GET /healthz answers 200
-    play()          the scenario over HTTP: register, then a whole match against two bots
+    play()          the scenario over HTTP: register, then a whole match against two bots,
+                    followed on the game's stream (Server-Sent Events), not by polling
     stop_stack()    SIGINT to the group (Ctrl-C), then check that nothing it started still runs
 
 Exits non-zero on any failure and then prints the stack's log.
@@ -28,6 +29,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
 MATCH_TIMEOUT_SECONDS = 180.0
-POLL_SECONDS = 0.05
+STREAM_READ_TIMEOUT_SECONDS = 30.0  # a keep-alive comment comes every 15 s
 
 
 class SmokeError(AssertionError):
@@ -206,10 +208,36 @@ def play(api: Api) -> None:
     play_against_bots(api)
 
 
+def follow(api: Api, path: str) -> Iterator[tuple[str, Any]]:
+    """Server-Sent Events of ``path`` as (event, data) pairs, until the server ends the stream."""
+    request = urllib.request.Request(
+        api.base_url + path,
+        headers={"Accept": "text/event-stream", "Authorization": f"Token {api.token}"},
+    )
+    with urllib.request.urlopen(request, timeout=STREAM_READ_TIMEOUT_SECONDS) as response:
+        check(response.status == 200, f"stream: {response.status}")
+        check(
+            response.headers["Content-Type"].startswith("text/event-stream"),
+            f"stream content type {response.headers['Content-Type']}",
+        )
+        event, data = None, None
+        for raw in response:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+            elif not line and event is not None:
+                yield event, data
+                event, data = None, None
+
+
 def play_against_bots(api: Api) -> None:
     """Quick play (the player and two bots: the table starts at once), then the player's turns
     with a greedy choice among the legal commands the server lists, until the match is over.
-    The worker plays the bots, deals the rounds and settles the match; beat runs the sweeper."""
+    The player follows the game's stream (GET .../stream, Server-Sent Events) instead of
+    polling: each `view` frame says whether it is our turn. The worker plays the bots, deals the
+    rounds and settles the match (the stream then ends); beat runs the sweeper."""
     from games.rules.bots import GreedyBot  # the pure rules core: no Django needed here
 
     seats = [{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "normal"}]
@@ -218,17 +246,21 @@ def play_against_bots(api: Api) -> None:
     game = f"/api/v1/games/{table['id']}"
     bot, rng = GreedyBot(), random.Random(1)
     deadline = time.monotonic() + MATCH_TIMEOUT_SECONDS
-    commands, waits = 0, []
+    commands, waits, seqs = 0, [], []
     waiting_since: float | None = None
-    while True:
+    payload: dict[str, Any] = {}
+    end = None
+    for event, data in follow(api, f"{game}/stream"):
         check(time.monotonic() < deadline, f"the match did not end in {MATCH_TIMEOUT_SECONDS} s")
-        status, payload = api.call("GET", game)
-        check(status == 200, f"view: {status} {payload}")
-        if payload["status"] == "finished":
+        if event == "end":
+            end = data
             break
+        if event != "view":
+            seqs.append(data["seq"])
+            continue
+        payload = data
         if not payload["legal_commands"]:  # the bots' turn, or between rounds: the worker's
             waiting_since = waiting_since or time.monotonic()
-            time.sleep(POLL_SECONDS)
             continue
         if waiting_since is not None:
             waits.append(time.monotonic() - waiting_since)
@@ -239,19 +271,22 @@ def play_against_bots(api: Api) -> None:
             f"{game}/commands",
             {"command": command, "expected_version": payload["version"]},
         )
-        # 409: a time-out played for us meanwhile (a slow machine); look again and go on.
+        # 409: a time-out played for us meanwhile (a slow machine); the stream shows what next.
         check(status in (200, 409), f"command {command}: {status} {body}")
         commands += status == 200
+    check(end == {"reason": "settled"}, f"the stream ended without the settlement: {end}")
+    check(seqs == list(range(1, payload["version"] + 1)), "the stream lost or repeated events")
+    check(payload["status"] == "finished" and payload["settled"], f"last view: {payload}")
     view = payload["view"]
     check(view["phase"] == "match_over" and view["match_winner"] in (0, 1, 2), f"end: {view}")
     status, audit = api.call("GET", f"{game}/audit")
     check(status == 200 and audit["chain_ok"] and audit["commitments_ok"], f"audit: {audit}")
     check(audit["snapshot_ok"], f"audit: {audit}")
     log(
-        f"a match against two bots: {commands} commands of ours, {payload['version']} events, "
-        f"{view['round']} rounds, round wins {view['round_wins']}, winner seat "
-        f"{view['match_winner']}; our next turn came {max(waits, default=0):.2f} s at most "
-        f"after our move ({len(waits)} waits); audit ok"
+        f"a match against two bots, followed on its stream: {commands} commands of ours, "
+        f"{payload['version']} events, {view['round']} rounds, round wins {view['round_wins']}, "
+        f"winner seat {view['match_winner']}; our next turn came {max(waits, default=0):.2f} s "
+        f"at most after our move ({len(waits)} waits); settled; audit ok"
     )
 
 

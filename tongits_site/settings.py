@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "accounts",
     "games",
+    "games.live",
 ]
 
 MIDDLEWARE = [
@@ -101,14 +102,26 @@ TEMPLATES = [
 WSGI_APPLICATION = "tongits_site.wsgi.application"
 ASGI_APPLICATION = "tongits_site.asgi.application"
 
+# A pool of connections per process (psycopg_pool): under ASGI each request runs in a thread of
+# its own, so a thread's persistent connection would be a new PostgreSQL backend per request.
+# 0 turns the pool off (then DATABASE_CONN_MAX_AGE keeps a connection per thread).
+DATABASE_POOL_MAX_SIZE = int(os.environ.get("DATABASE_POOL_MAX_SIZE", "8"))
 DATABASES = {
     # Read explicitly (not dj_database_url.config) so tests/test_compose.py finds the variable.
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tongits"),
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
-        conn_health_checks=True,
+        conn_max_age=0
+        if DATABASE_POOL_MAX_SIZE
+        else int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+        conn_health_checks=not DATABASE_POOL_MAX_SIZE,
     )
 }
+if DATABASE_POOL_MAX_SIZE:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": 10,
+    }
 
 AUTH_USER_MODEL = "accounts.User"
 
@@ -132,7 +145,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Django REST framework -------------------------------------------------------------------
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.api.authentication.CachedTokenAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["tongits_site.authentication.CachedTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # orjson: several times faster than the json module on game views; the parser also refuses
     # JSON nested deeper than 1,024 levels with a parse error instead of a RecursionError.

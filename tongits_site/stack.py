@@ -10,9 +10,9 @@
 
 It creates the database, migrates it and creates the broker's tables (before any child starts, so
 three processes never race to create them) or drops the messages they hold that were already
-delivered (that transport never deletes them), then runs gunicorn on ``0.0.0.0:${PORT:-8000}``
-(``manage.py runserver`` when ``DJANGO_DEBUG`` is on), ``celery worker``, ``manage.py
-run_scheduler`` and ``celery beat``.
+delivered (that transport never deletes them), then runs gunicorn with uvicorn workers (ASGI) on
+``0.0.0.0:${PORT:-8000}`` (``uvicorn --reload`` when ``DJANGO_DEBUG`` is on), ``celery worker``,
+``manage.py run_scheduler`` and ``celery beat``.
 Ctrl-C or SIGTERM stops the children (each in its own process group, so their own children go
 too), then the embedded PostgreSQL. If any child exits, the rest are stopped and the exit status
 is 1. Production runs the same three commands as separate containers: see docker/compose.yaml.
@@ -38,6 +38,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 EMBEDDED_DB_NAME = "tongits"
 WORKER_CONCURRENCY = "2"
 STOP_TIMEOUT_SECONDS = 15.0
+# Django over ASGI: a live stream (games.live) waits in the event loop, not in a worker.
+ASGI_APP = "tongits_site.asgi:application"
+ASGI_WORKER = "uvicorn_worker.UvicornWorker"
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 _PR_SET_PDEATHSIG = 1
@@ -147,14 +150,15 @@ def drop_delivered_messages(app: Any) -> int:
 def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
     """The children: the same commands docker/compose.yaml runs, one process each."""
     py = sys.executable
-    if debug:
-        web = [py, "manage.py", "runserver", f"0.0.0.0:{port}"]
-    else:  # as many workers as $WEB_CONCURRENCY says (gunicorn reads it)
+    if debug:  # uvicorn with autoreload (runserver is WSGI: it cannot serve the live streams)
+        web = [py, "-m", "uvicorn", ASGI_APP, "--host=0.0.0.0", f"--port={port}", "--reload"]
+    else:  # as many workers as $WEB_CONCURRENCY says (gunicorn reads it); ASGI workers
         web = [
             py,
             "-m",
             "gunicorn",
-            "tongits_site.wsgi",
+            ASGI_APP,
+            f"--worker-class={ASGI_WORKER}",
             f"--bind=0.0.0.0:{port}",
             "--access-logfile=-",
             # Not the shared ~/.gunicorn/gunicorn.ctl: two stacks on one machine would collide.
@@ -252,7 +256,8 @@ def main() -> int:
                 children[name] = spawn(argv)
         if not stop_signal:
             log(
-                f"web       http://0.0.0.0:{port}/ ({'runserver' if debug else 'gunicorn'}), "
+                f"web       http://0.0.0.0:{port}/ ({'uvicorn --reload' if debug else 'gunicorn'}"
+                f"{'' if debug else ', ASGI'}), "
                 f"health at /healthz, API at /api/v1/, docs at /api/docs/"
             )
             log(

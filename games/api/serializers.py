@@ -278,6 +278,11 @@ class GamePayloadSerializer(serializers.Serializer):
     revealed = PlayerViewSerializer(
         required=False, help_text="After the match: everything (every hand, the stock)."
     )
+    server_time = serializers.DateTimeField(
+        required=False,
+        help_text="The server's clock when it answered (GET /games/{id} and the stream's "
+        "view): compare with turn_deadline.",
+    )
 
 
 class EventItemSerializer(serializers.Serializer):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from games.api import views
+from games.api import live_views, views
 
 urlpatterns = [
     path("tables", views.TablesApi.as_view(), name="tables"),
@@ -10,7 +10,22 @@ urlpatterns = [
     path("tables/<uuid:game_id>/start", views.TableStartApi.as_view(), name="table-start"),
     path("games/<uuid:game_id>", views.GameApi.as_view(), name="game"),
     path("games/<uuid:game_id>/commands", views.GameCommandsApi.as_view(), name="game-commands"),
-    path("games/<uuid:game_id>/events", views.GameEventsApi.as_view(), name="game-events"),
+    # Async: answers at once, or with ?wait= when the next event is committed (long-poll).
+    path("games/<uuid:game_id>/events", live_views.game_events_view(), name="game-events"),
     path("games/<uuid:game_id>/replay", views.GameReplayApi.as_view(), name="game-replay"),
     path("games/<uuid:game_id>/audit", views.GameAuditApi.as_view(), name="game-audit"),
+    # Live (docs/live.md): Server-Sent Events, their tickets, the player's own tables.
+    path(
+        "games/<uuid:game_id>/stream",
+        live_views.async_api_view(live_views.GameStreamApi),
+        name="game-stream",
+    ),
+    path(
+        "games/<uuid:game_id>/stream-ticket",
+        live_views.GameStreamTicketApi.as_view(),
+        name="game-stream-ticket",
+    ),
+    path("me/games", live_views.MeGamesApi.as_view(), name="me-games"),
+    path("me/stream", live_views.async_api_view(live_views.MeStreamApi), name="me-stream"),
+    path("me/stream-ticket", live_views.MeStreamTicketApi.as_view(), name="me-stream-ticket"),
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -145,7 +146,9 @@ class GameApi(APIView):
         responses={200: GamePayloadSerializer, **error_responses(401, 403, 404, 409)},
     )
     def get(self, request: Request, game_id: uuid.UUID) -> Response:
-        return Response(selectors.game_view(game_id=game_id, user=request.user))
+        payload = selectors.game_view(game_id=game_id, user=request.user)
+        payload["server_time"] = selectors.iso(timezone.now())  # for the client's clock skew
+        return Response(payload)
 
 
 def _idempotency_key(request: Request) -> str | None:

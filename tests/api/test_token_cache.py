@@ -7,8 +7,8 @@ import time
 import pytest
 from rest_framework.authtoken.models import Token
 
-from accounts import token_cache
 from tests.api.games_support import assert_error
+from tongits_site import token_cache
 
 pytestmark = pytest.mark.django_db
 

@@ -250,3 +250,12 @@ def test_verify_events_checks_only_the_games_named(game):
 def test_a_bad_or_unknown_game_id_is_not_found(game_id):
     with pytest.raises(GameNotFound):
         store.load(game_id)
+
+
+def test_a_head_whose_last_hash_is_not_the_streams_is_named(game):
+    """The head's last_hash saves a read on every append; an edit of it shows at its seq."""
+    play(game.pk, 3)
+    version = Game.objects.get(pk=game.pk).version
+    assert store.verify_chain(game.pk) is None
+    Game.objects.filter(pk=game.pk).update(last_hash="f" * 64)
+    assert store.verify_chain(game.pk) == version

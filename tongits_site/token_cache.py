@@ -3,7 +3,7 @@
 A player's client sends two or three requests per move; looking the token up in the database on
 each one costs a round trip and the ORM's query building. A revoked token (logout) or a
 deactivated user is refused at once by the process that revoked it (``forget``) and within
-that many seconds by every other process. ``accounts.api.authentication`` reads it.
+that many seconds by every other process. ``tongits_site.authentication`` reads it.
 """
 
 from __future__ import annotations

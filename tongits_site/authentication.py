@@ -1,4 +1,4 @@
-"""``CachedTokenAuthentication``: DRF's token authentication with ``accounts.token_cache``.
+"""``CachedTokenAuthentication``: DRF's token authentication with ``tongits_site.token_cache``.
 
 Clients send ``Authorization: Token <key>``. A token's user is remembered for
 ``TONGITS_TOKEN_CACHE_SECONDS`` per process (1 s; 0 turns it off), so revocation takes effect at
@@ -12,7 +12,7 @@ from typing import Any
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from accounts import token_cache
+from tongits_site import token_cache
 
 
 class CachedTokenAuthentication(TokenAuthentication):

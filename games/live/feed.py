@@ -1,0 +1,250 @@
+"""The reads of live streams and long-polls (synchronous: they run in ``games.live.db``).
+
+Everything a reader sees goes through ``games.selectors``: ``_access`` decides who may read,
+``feed_item`` shapes each event for the reader's seat exactly as ``/events`` does, and
+``game_payload`` is the view. Nothing here keeps a second copy of the events: a stream reads
+the ``games_event`` rows after its last seq every time it is woken.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from games import selectors, store
+from games.errors import NotStarted
+from games.live.models import StreamTicket
+from games.models import Event, Game, Seat
+from games.rules import GameState
+from tongits_site.errors import Invalid
+
+TICKET_SECONDS = 60
+IN_ROUND = ("start", "play", "draw_call")
+
+
+class BadResumePoint(Invalid):
+    code = "invalid_last_event_id"
+    detail = "Last-Event-ID (or after) must be a whole number from 0 to the game's version."
+
+
+def server_time() -> str:
+    return selectors.iso(timezone.now()) or ""
+
+
+# ---------------------------------------------------------------- a game's stream
+
+
+@dataclass(frozen=True)
+class OpenedStream:
+    """What a game stream needs once the request has been checked: no model instances."""
+
+    game_id: str
+    user_id: int
+    seat: int | None
+    after: int
+
+
+def parse_resume_point(value: str | None) -> int | None:
+    """``Last-Event-ID`` / ``after`` as a seq, ``None`` when absent; 400 when malformed."""
+    if value is None or value.strip() == "":
+        return None
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 10:
+        raise BadResumePoint(f"{value[:40]!r} is not a whole number.")
+    return int(text)
+
+
+def open_game_stream(*, game_id: uuid.UUID | str, user: Any, after: int) -> OpenedStream:
+    """403/404/409 as ``/events`` would answer; 400 when ``after`` is past the version."""
+    head = store.read(game_id)
+    state, seat, _ = selectors._access(head, user)
+    if after > state.version:
+        raise BadResumePoint(
+            f"Event {after} does not exist yet: the game is at version {state.version}.",
+            extra={"version": state.version},
+        )
+    return OpenedStream(game_id=str(head.game_id), user_id=user.pk, seat=seat, after=after)
+
+
+@dataclass
+class GameRead:
+    """One read of a game: its row, its state and the event rows after a seq."""
+
+    game: Game
+    state: GameState
+    rows: list[Event]
+
+    @property
+    def version(self) -> int:
+        return self.state.version
+
+    @property
+    def finished(self) -> bool:
+        return self.game.status == Game.Status.FINISHED
+
+    @property
+    def done(self) -> bool:
+        """Nothing will ever change: the match ended and it is settled."""
+        return self.finished and (self.game.settled_at is not None or not self.game.awaiting)
+
+
+def read_game(game_id: str, after: int) -> GameRead:
+    game = store.get_game(game_id)
+    state = store.state_of(game)
+    if state is None:  # cannot happen once a stream is open (the game had started)
+        raise NotStarted()
+    rows = []
+    if after < state.version:
+        rows = list(store.load_events(game.pk, after=after, upto=state.version))
+    return GameRead(game=game, state=state, rows=rows)
+
+
+def view_payload(read: GameRead, seat: int | None) -> dict[str, Any]:
+    """The reader's view: ``game_payload`` (and ``revealed`` once finished, as GET /games/{id}),
+    plus ``settled``; the stream adds ``server_time`` when it sends it."""
+    game = read.game
+    payload = selectors.game_payload(game.pk, game.status, game.turn_deadline, read.state, seat)
+    if read.finished:
+        payload["revealed"] = selectors.revealed_view(read.state)
+    payload["settled"] = read.game.settled_at is not None
+    return payload
+
+
+# ---------------------------------------------------------------- a player's own tables
+
+
+@dataclass
+class MyTable:
+    game_id: str
+    status: str
+    seat: int
+    version: int
+    phase: str
+    round: int
+    is_my_turn: bool
+    turn_deadline: str | None
+    settled: bool
+    updated_at: datetime
+    turn_key: tuple | None = field(default=None, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id,
+            "status": self.status,
+            "seat": self.seat,
+            "version": self.version,
+            "phase": self.phase,
+            "round": self.round,
+            "is_my_turn": self.is_my_turn,
+            "draw_answer": self.is_my_turn and self.phase == "draw_call",
+            "turn_deadline": self.turn_deadline,
+            "settled": self.settled,
+        }
+
+
+def _turn_key(game: Game) -> tuple | None:
+    """Changes exactly when a new turn (or Draw answer) starts, as the deadline does."""
+    state = store.state_of(game)
+    if state is None:
+        return None
+    return (state.round, state.turns, state.turn, state.phase == "draw_call", len(state.answers))
+
+
+def my_tables(user_id: int, also: tuple[str, ...] = ()) -> list[MyTable]:
+    """The user's waiting and active tables (and the games ``also`` names, whatever their
+    status), their turn first, then by deadline, then the most recently changed."""
+    wanted = Q(game__status__in=[Game.Status.WAITING, Game.Status.ACTIVE])
+    if also:
+        wanted |= Q(game_id__in=list(also))
+    seats = Seat.objects.filter(wanted, user_id=user_id).select_related("game")
+    out = []
+    for seat in seats:
+        game = seat.game
+        mine = (
+            game.status == Game.Status.ACTIVE
+            and game.phase in IN_ROUND
+            and game.current_seat == seat.index
+        )
+        out.append(
+            MyTable(
+                game_id=str(game.pk),
+                status=game.status,
+                seat=seat.index,
+                version=game.version,
+                phase=game.phase,
+                round=game.round,
+                is_my_turn=mine,
+                turn_deadline=selectors.iso(game.turn_deadline),
+                settled=game.settled_at is not None,
+                updated_at=game.updated_at,
+                turn_key=_turn_key(game) if mine else None,
+            )
+        )
+    out.sort(
+        key=lambda t: (
+            not t.is_my_turn,
+            t.turn_deadline is None,
+            t.turn_deadline or "",  # ISO times in UTC: text order is time order
+            t.status != Game.Status.ACTIVE,
+            -t.updated_at.timestamp(),
+        )
+    )
+    return out
+
+
+def my_games(user: Any) -> dict[str, Any]:
+    """GET /me/games."""
+    return {
+        "games": [t.as_dict() for t in my_tables(user.pk)],
+        "server_time": server_time(),
+    }
+
+
+def seated_users(game_id: str) -> tuple[int, ...]:
+    seats = Seat.objects.filter(game_id=game_id, user_id__isnull=False)
+    return tuple(seats.values_list("user_id", flat=True))
+
+
+# ---------------------------------------------------------------- tickets
+
+
+def _digest(ticket: str) -> str:
+    return hashlib.sha256(ticket.encode()).hexdigest()
+
+
+def issue_ticket(*, user: Any, game_id: uuid.UUID | str | None) -> dict[str, Any]:
+    """A one-time ticket for ``?ticket=`` (the game's stream, or /me/stream for ``None``)."""
+    now = timezone.now()
+    if game_id is not None:  # only a reader of the game gets one (403/404/409 otherwise)
+        selectors._access(store.read(game_id), user)
+    StreamTicket.objects.filter(expires_at__lt=now - timedelta(hours=1)).delete()
+    ticket = secrets.token_urlsafe(32)
+    expires = now + timedelta(seconds=TICKET_SECONDS)
+    StreamTicket.objects.create(
+        digest=_digest(ticket), user=user, game_id=game_id, expires_at=expires
+    )
+    return {"ticket": ticket, "expires_at": selectors.iso(expires), "expires_in": TICKET_SECONDS}
+
+
+def use_ticket(ticket: str, game_id: uuid.UUID | str | None) -> Any:
+    """The ticket's user, or None when it is unknown, used, expired or for another stream.
+
+    One UPDATE marks it used, so two requests with the same ticket cannot both pass."""
+    now = timezone.now()
+    found = StreamTicket.objects.filter(
+        digest=_digest(ticket), used_at__isnull=True, expires_at__gt=now
+    )
+    found = found.filter(game_id=game_id) if game_id is not None else found.filter(game_id=None)
+    ids = list(found.values_list("id", flat=True)[:1])
+    if not ids or not StreamTicket.objects.filter(id=ids[0], used_at__isnull=True).update(
+        used_at=now
+    ):
+        return None
+    return StreamTicket.objects.select_related("user").get(id=ids[0]).user

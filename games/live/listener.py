@@ -1,0 +1,277 @@
+"""The per-process LISTEN connection, and the wake-ups it hands to streams and long-polls.
+
+Every append (``games.store.append_locked``) runs ``SELECT pg_notify('game_events',
+'<game_id>:<version>')`` inside its transaction, so PostgreSQL delivers the notice on commit,
+never for a rolled-back move. Each web process keeps ONE async psycopg connection that LISTENs
+on that channel (``Listener``, started by the first stream or long-poll of the process's event
+loop). A notice is only a wake-up call: the hub of that game wakes the streams that follow it,
+and each reads the rows after its own last seq from ``games_event``. Nothing is copied, so a lost
+or doubled notice can delay a stream but never corrupt it.
+
+- ``GameHub``: one per followed game; an ``asyncio.Event`` replaced at every wake (a waiter that
+  took the event before reading cannot miss a notice that arrives while it reads) and one shared,
+  coalesced read of the game per wake, so thirty streams of one table cost one query.
+- ``UserHub``: one per player with an open ``/me/stream``; woken for notices of games they sit
+  at (the listener looks the seated users up, cached once the match has started).
+- Idle streams cost nothing: they sleep on their event (and a 15 s keep-alive timer).
+- Connection lost: the listener reconnects (backing off up to 5 s), LISTENs again and then wakes
+  every hub, so each stream re-reads from its last seq whatever was committed meanwhile.
+- SIGTERM/SIGINT/SIGQUIT (the server stopping): every stream ends at once, and the clients
+  reconnect with ``Last-Event-ID`` to another process, instead of holding up the shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
+from django.conf import settings
+
+from games.live import db, feed
+from games.live.signals import CHANNEL
+
+logger = logging.getLogger(__name__)
+
+CONNECT_WAIT_SECONDS = 5.0
+MAX_BACKOFF_SECONDS = 5.0
+SEAT_CACHE_SIZE = 10_000
+APPLICATION_NAME = "tongits-live-listener"
+
+
+class Hub:
+    """Wake-ups for one key: ``changed`` is set, and replaced, at every ``wake()``."""
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+        self.refs = 0
+        self.gen = 0
+        self._changed = asyncio.Event()
+
+    @property
+    def changed(self) -> asyncio.Event:
+        return self._changed
+
+    def wake(self) -> None:
+        self.gen += 1
+        event, self._changed = self._changed, asyncio.Event()
+        event.set()
+
+
+class GameHub(Hub):
+    """A followed game: wake-ups plus one shared read per wake and per-seat rendered bytes."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.rows: dict[int, Any] = {}  # seq -> Event row (events never change)
+        self.rendered: dict[tuple, bytes] = {}  # (seq, seat, reveal) -> SSE frame
+        self._read: feed.GameRead | None = None
+        self._read_gen = -1
+        self._lock = asyncio.Lock()
+        self.view_cache: dict[tuple, bytes] = {}
+
+    async def read(self, after: int) -> feed.GameRead:
+        """The game as of the latest wake, with every row after ``after`` in ``self.rows``."""
+        async with self._lock:
+            current = self._read
+            stale = current is None or self._read_gen != self.gen
+            if not stale and any(s not in self.rows for s in range(after + 1, current.version + 1)):
+                stale = True
+            if stale:
+                gen = self.gen
+                start = after
+                while start + 1 in self.rows:
+                    start += 1
+                current = await db.run(feed.read_game, self.key, start)
+                for row in current.rows:
+                    self.rows[row.seq] = row
+                if current is not self._read:
+                    self.view_cache.clear()
+                self._read, self._read_gen = current, gen
+            return current
+
+
+class Listener:
+    """One per event loop (that is, per web process)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.games: dict[str, GameHub] = {}
+        self.users: dict[int, Hub] = {}
+        self.connected = asyncio.Event()
+        self.closing = False
+        self.reconnects = 0
+        self.notices = 0
+        self._seats: dict[str, tuple[int, ...]] = {}
+        self._looking_up: set[str] = set()
+        self._task = loop.create_task(self._run(), name="live-listener")
+
+    # ------------------------------------------------------------ subscriptions
+
+    @contextlib.asynccontextmanager
+    async def game(self, game_id: str) -> AsyncIterator[GameHub]:
+        """Follow a game; LISTEN is in place (or will wake the hub when it is) on entry."""
+        hub = self.games.get(game_id)
+        if hub is None:
+            hub = self.games[game_id] = GameHub(game_id)
+        hub.refs += 1
+        try:
+            await self.wait_connected()
+            yield hub
+        finally:
+            hub.refs -= 1
+            if hub.refs == 0 and self.games.get(game_id) is hub:
+                del self.games[game_id]
+
+    @contextlib.asynccontextmanager
+    async def user(self, user_id: int) -> AsyncIterator[Hub]:
+        hub = self.users.get(user_id)
+        if hub is None:
+            hub = self.users[user_id] = Hub(user_id)
+        hub.refs += 1
+        try:
+            await self.wait_connected()
+            yield hub
+        finally:
+            hub.refs -= 1
+            if hub.refs == 0 and self.users.get(user_id) is hub:
+                del self.users[user_id]
+
+    async def wait_connected(self) -> None:
+        # If the database is away, go on: the hub is woken as soon as LISTEN is back.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.connected.wait(), CONNECT_WAIT_SECONDS)
+
+    # ------------------------------------------------------------ wake-ups
+
+    def wake_all(self) -> None:
+        for hub in [*self.games.values(), *self.users.values()]:
+            hub.wake()
+
+    def close_streams(self) -> None:
+        """The server is stopping: every stream and long-poll ends now."""
+        self.closing = True
+        self.wake_all()
+
+    def dispatch(self, payload: str) -> None:
+        self.notices += 1
+        game_id, _, version = payload.partition(":")
+        hub = self.games.get(game_id)
+        if hub is not None:
+            hub.wake()
+        if self.users:
+            started = version.isdigit() and int(version) > 0
+            seated = self._seats.get(game_id) if started else None
+            if seated is not None:
+                self._wake_users(seated)
+            elif game_id not in self._looking_up:
+                self._looking_up.add(game_id)
+                self.loop.create_task(self._look_up_seats(game_id, started))
+
+    def _wake_users(self, user_ids: tuple[int, ...]) -> None:
+        for user_id in user_ids:
+            hub = self.users.get(user_id)
+            if hub is not None:
+                hub.wake()
+
+    async def _look_up_seats(self, game_id: str, cache: bool) -> None:
+        try:
+            seated = await db.run(feed.seated_users, game_id)
+        except Exception:
+            logger.exception("live: could not look up the seats of %s", game_id)
+            seated = tuple(self.users)  # wake everyone: each re-reads its own tables
+        finally:
+            self._looking_up.discard(game_id)
+        if cache:  # seats never change once the match has started
+            if len(self._seats) >= SEAT_CACHE_SIZE:
+                self._seats.clear()
+            self._seats[game_id] = seated
+        self._wake_users(seated)
+
+    # ------------------------------------------------------------ the connection
+
+    async def _run(self) -> None:
+        backoff = 0.1
+        while not self.closing:
+            try:
+                conn = await psycopg.AsyncConnection.connect(**connection_params(), autocommit=True)
+            except (psycopg.Error, OSError) as exc:
+                logger.warning("live: cannot connect to PostgreSQL (%s); retrying", exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                continue
+            try:
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self.connected.set()
+                    backoff = 0.1
+                    # Whatever was committed while nobody listened: every stream re-reads.
+                    self.wake_all()
+                    async for note in conn.notifies():
+                        self.dispatch(note.payload)
+            except (psycopg.Error, OSError) as exc:
+                if not self.closing:
+                    logger.warning("live: lost the LISTEN connection (%s); reconnecting", exc)
+            finally:
+                self.connected.clear()
+            self.reconnects += 1
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+
+def connection_params() -> dict[str, Any]:
+    """psycopg keywords for the Django database (TCP keepalives: a dead peer shows in ~30 s)."""
+    db_settings = settings.DATABASES["default"]
+    params = {
+        "dbname": db_settings.get("NAME"),
+        "user": db_settings.get("USER"),
+        "password": db_settings.get("PASSWORD"),
+        "host": db_settings.get("HOST"),
+        "port": db_settings.get("PORT"),
+        "application_name": APPLICATION_NAME,
+        "connect_timeout": 5,
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+    }
+    return {key: value for key, value in params.items() if value not in (None, "")}
+
+
+_listeners: dict[asyncio.AbstractEventLoop, Listener] = {}
+_lock = threading.Lock()
+
+
+def get() -> Listener:
+    """The listener of the running event loop (started on first use)."""
+    loop = asyncio.get_running_loop()
+    with _lock:
+        listener = _listeners.get(loop)
+        if listener is None:
+            for old in [old for old in _listeners if old.is_closed()]:
+                del _listeners[old]
+            listener = _listeners[loop] = Listener(loop)
+            _chain_stop_signals(listener)
+    return listener
+
+
+def _chain_stop_signals(listener: Listener) -> None:
+    """Before the server's own handler (uvicorn's) runs, end every stream of this process."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        previous = signal.getsignal(sig)
+        if not callable(previous):
+            continue
+
+        def handler(signum: int, frame: Any, previous: Any = previous) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                listener.loop.call_soon_threadsafe(listener.close_streams)
+            previous(signum, frame)
+
+        signal.signal(sig, handler)

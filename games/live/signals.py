@@ -1,0 +1,33 @@
+"""NOTIFY ``game_events`` for changes of a game row that append no event.
+
+Appends notify in ``games.store.append_locked``. A table created, joined or left, and a match
+settled, change only the ``games_game`` row (saved with ``update_fields``, or created): the same
+``<game_id>:<version>`` notice wakes the streams and me-streams that care. PostgreSQL delivers it
+on commit, and folds identical notices of one transaction into one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connections
+from django.db.models.signals import post_save
+
+CHANNEL = "game_events"
+
+
+def notify(game_id: Any, version: int, using: str = "default") -> None:
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"{game_id}:{version}"])
+
+
+def _game_saved(sender: Any, instance: Any, created: bool, update_fields: Any, **kwargs: Any):
+    # A save without update_fields is the append's (which notifies itself).
+    if created or update_fields:
+        notify(instance.pk, instance.version, kwargs.get("using") or "default")
+
+
+def connect() -> None:
+    from games.models import Game
+
+    post_save.connect(_game_saved, sender=Game, dispatch_uid="games.live.notify_game_saved")

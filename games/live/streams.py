@@ -1,0 +1,171 @@
+"""Server-Sent Events: a game's feed for one reader, and a player's own notices.
+
+Frames (https://html.spec.whatwg.org/multipage/server-sent-events.html)::
+
+    id: <seq>\\nevent: <type>\\ndata: <the JSON /events gives this reader for seq>\\n\\n
+    event: view\\ndata: <game_payload + revealed (finished) + settled + server_time>\\n\\n
+    : keep-alive\\n\\n                                    (a comment, every 15 s of silence)
+    event: end\\ndata: {"reason": "settled" | "shutdown"}\\n\\n
+
+Only event frames carry an ``id``, so a client's ``Last-Event-ID`` is always the last seq it
+received: reconnecting with it (or ``?after=``) sends exactly the events after it, then live
+ones. The generators never touch the ORM: reads go through ``games.live.db``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from rest_framework.renderers import JSONRenderer
+
+from games import selectors
+from games.live import db, feed, listener
+
+KEEP_ALIVE_SECONDS = 15.0
+RETRY_MILLISECONDS = 1000
+_renderer = JSONRenderer()
+
+
+def to_json(value: Any) -> bytes:
+    """The same bytes DRF's JSON renderer gives ``/events`` (compact, UTF-8)."""
+    return _renderer.render(value)
+
+
+def frame(event: str, data: bytes, event_id: int | None = None) -> bytes:
+    head = b"" if event_id is None else b"id: %d\n" % event_id
+    return head + b"event: " + event.encode() + b"\ndata: " + data + b"\n\n"
+
+
+def with_server_time(payload_json: bytes) -> bytes:
+    """``{...}`` -> ``{...,"server_time":"..."}`` (rendered views are cached, times are not)."""
+    stamp = to_json(feed.server_time())
+    return payload_json[:-1] + b',"server_time":' + stamp + b"}"
+
+
+async def _sleep_until(changed: asyncio.Event, seconds: float) -> bool:
+    """True when woken, False after ``seconds`` of silence."""
+    try:
+        await asyncio.wait_for(changed.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
+    """Events after ``opened.after`` for the reader's seat, then live ones, until settled."""
+    live = listener.get()
+    seat = opened.seat
+    last = opened.after
+    last_view: tuple | None = None
+    yield b"retry: %d\n\n" % RETRY_MILLISECONDS
+    async with live.game(opened.game_id) as hub:
+        while True:
+            changed = hub.changed  # taken before reading: a notice during the read wakes us
+            read = await hub.read(last)
+            reveal = read.finished
+            out = []
+            for seq in range(last + 1, read.version + 1):
+                key = (seq, seat, reveal)
+                data = hub.rendered.get(key)
+                if data is None:
+                    row = hub.rows[seq]
+                    data = hub.rendered[key] = frame(
+                        row.type, to_json(selectors.feed_item(row, seat, reveal)), seq
+                    )
+                out.append(data)
+            last = read.version
+            view_key = (read.version, read.game.status, read.game.turn_deadline, read.done)
+            if out or view_key != last_view:
+                cached = hub.view_cache.get((seat, view_key))
+                if cached is None:
+                    cached = hub.view_cache[(seat, view_key)] = to_json(
+                        feed.view_payload(read, seat)
+                    )
+                out.append(frame("view", with_server_time(cached)))
+                last_view = view_key
+            if read.done:
+                out.append(frame("end", to_json({"reason": "settled"})))
+            if out:
+                yield b"".join(out)
+            if read.done:
+                return
+            while not live.closing and not await _sleep_until(changed, KEEP_ALIVE_SECONDS):
+                yield b": keep-alive\n\n"
+            if live.closing:
+                yield frame("end", to_json({"reason": "shutdown"}))
+                return
+
+
+# ---------------------------------------------------------------- a player's own notices
+
+
+def notices(
+    before: dict[str, feed.MyTable], now: dict[str, feed.MyTable]
+) -> list[tuple[str, dict[str, Any]]]:
+    """What changed for the player between two looks at their tables, as (event, data)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for game_id, table in now.items():
+        old = before.get(game_id)
+        base = {"game_id": game_id, "version": table.version, "seat": table.seat}
+        if old is None:
+            out.append(("seated", {**base, "status": table.status}))
+        if table.status in ("active", "finished") and (old is None or old.status == "waiting"):
+            out.append(("match_started", base))
+        new_turn = old is None or not old.is_my_turn or old.turn_key != table.turn_key
+        if table.is_my_turn and new_turn:
+            out.append(
+                (
+                    "your_turn",
+                    {
+                        **base,
+                        "draw_answer": table.phase == "draw_call",
+                        "turn_deadline": table.turn_deadline,
+                    },
+                )
+            )
+        if table.status == "finished" and (old is None or old.status != "finished"):
+            out.append(("match_ended", base))
+        if table.settled and (old is None or not old.settled):
+            out.append(("settled", base))
+        if table.status == "abandoned" and (old is None or old.status != "abandoned"):
+            out.append(("table_closed", base))
+    for game_id, old in before.items():
+        if game_id not in now:
+            out.append(("unseated", {"game_id": game_id, "version": old.version}))
+    return out
+
+
+def _followed(tables: dict[str, feed.MyTable]) -> tuple[str, ...]:
+    """Games to keep reading although they left the waiting/active list (until settled)."""
+    return tuple(g for g, t in tables.items() if not t.settled and t.status != "abandoned")
+
+
+async def me_stream(user_id: int) -> AsyncIterator[bytes]:
+    """``games`` (the /me/games list) first; then notices and a fresh ``games`` per change."""
+    live = listener.get()
+    yield b"retry: %d\n\n" % RETRY_MILLISECONDS
+    async with live.user(user_id) as hub:
+        tables: dict[str, feed.MyTable] | None = None
+        while True:
+            changed = hub.changed
+            found = await db.run(feed.my_tables, user_id, _followed(tables or {}))
+            now = {t.game_id: t for t in found}
+            out = []
+            if tables is not None:
+                for event, data in notices(tables, now):
+                    out.append(frame(event, to_json({**data, "server_time": feed.server_time()})))
+            if tables is None or out:
+                listed = [t.as_dict() for t in found if t.status in ("waiting", "active")]
+                body = {"games": listed, "server_time": feed.server_time()}
+                out.append(frame("games", to_json(body)))
+            # Settled, closed and left tables are not followed any more.
+            tables = {g: t for g, t in now.items() if not t.settled and t.status != "abandoned"}
+            if out:
+                yield b"".join(out)
+            while not live.closing and not await _sleep_until(changed, KEEP_ALIVE_SECONDS):
+                yield b": keep-alive\n\n"
+            if live.closing:
+                yield frame("end", to_json({"reason": "shutdown"}))
+                return
