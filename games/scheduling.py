@@ -15,8 +15,9 @@ one Celery task per game, by name:
     awaiting "deal"        deal_next_round(game, version)
     awaiting "settle"      settle_match(game, version)
 
-It wakes on every append's ``NOTIFY game_events`` and at least every
-``TONGITS_SCHEDULER_POLL_SECONDS``, so work due at once is queued within milliseconds. Every task
+It wakes on an append's ``NOTIFY game_events`` (at most every ``MIN_CLAIM_GAP_SECONDS``, 50 ms:
+a burst of moves costs one claim) and at least every ``TONGITS_SCHEDULER_POLL_SECONDS``, so
+work due at once is queued within about 50 ms. Every task
 checks the version it was queued for, so work queued twice, late, or after a move is harmless.
 ``sweep`` (a beat task) still queues the work of tables left behind, from the projection alone.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 import logging
 import select
 import threading
+import time
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -48,6 +50,8 @@ SETTLE_MATCH = "accounts.tasks.settle_match"
 
 #: Tables handled per kind of work and run (scheduler claim or sweep); the next run takes the rest.
 BATCH = 500
+#: The scheduler claims at most this often, however many appends notify it.
+MIN_CLAIM_GAP_SECONDS = 0.05
 
 _BY_AWAITING = {
     Game.Awaiting.BOT: PLAY_BOT_TURN,
@@ -134,14 +138,19 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
     error is logged and retried after the interval: the loop never dies of one.
     """
     interval = settings.TONGITS_SCHEDULER_POLL_SECONDS if poll is None else poll
+    gap = min(interval, MIN_CLAIM_GAP_SECONDS)
     listener = _listen_connection()
     try:
         while not stop.is_set():
+            claimed_at = time.monotonic()
             try:
                 run_due()
             except Exception:
                 logger.exception("scheduler: claim failed; retrying")
                 connection.close()
+            # Busy tables notify on every move: claim at most every `gap`, so a burst of
+            # appends costs one claim, not one each (work due at once waits at most `gap`).
+            stop.wait(max(0.0, gap - (time.monotonic() - claimed_at)))
             if listener is None:
                 stop.wait(interval)
                 listener = _listen_connection() if not stop.is_set() else None

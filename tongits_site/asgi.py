@@ -1,18 +1,49 @@
 """ASGI entry point: what gunicorn's uvicorn workers (and uvicorn) serve.
 
-Django's ASGI handler runs the sync DRF views in threads as before; the live streams
-(``games.live``) wait in the event loop.
+Two doors into one Django project, chosen by path:
+
+- the live endpoints (``/games/{id}/stream``, ``/me/stream``, and ``/games/{id}/events`` with
+  ``wait=``) go to Django's ASGI handler: they wait in the event loop and hold no thread;
+- every other request goes to Django's WSGI handler through ``a2wsgi`` (one hop into a thread
+  pool). Django's ASGI handler runs a sync view's middleware, signals and view in a dozen and
+  more separate thread hops, about 3 ms a request on a 2-core machine; through WSGI a request
+  costs one hop, measured about four times faster for the REST API.
 """
 
 import os
+import re
+from typing import Any
 
+from a2wsgi import WSGIMiddleware
 from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 
-application = get_asgi_application()
+live = get_asgi_application()
+rest = WSGIMiddleware(get_wsgi_application(), workers=int(os.environ.get("WEB_THREADS", "8")))
 
 # A long-lived server process: the live pool's threads keep their database connections.
 from games.live import db as live_db  # noqa: E402 (after Django is set up)
 
 live_db.keep_connections = True
+
+LIVE_PATHS = re.compile(r"^/api/v1/(?:games/[^/]+/stream|me/stream)/?$")
+EVENTS_PATH = re.compile(r"^/api/v1/games/[^/]+/events/?$")
+
+
+def is_live(scope: dict[str, Any]) -> bool:
+    """Requests that may wait: streams, and the event feed's long-poll."""
+    if scope["type"] != "http":
+        return True  # lifespan: Django's own handler answers it
+    path = scope.get("path", "")
+    if LIVE_PATHS.match(path):
+        return True
+    return bool(EVENTS_PATH.match(path)) and b"wait=" in scope.get("query_string", b"")
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if is_live(scope):
+        await live(scope, receive, send)
+    else:
+        await rest(scope, receive, send)
