@@ -1,6 +1,6 @@
 """The per-process LISTEN connection, and the wake-ups it hands to streams and long-polls.
 
-Every append (``games.store.append_locked``) runs ``SELECT pg_notify('game_events',
+Every append (``games.store.write``) runs ``SELECT pg_notify('game_events',
 '<game_id>:<version>')`` inside its transaction, so PostgreSQL delivers the notice on commit,
 never for a rolled-back move. Each web process keeps ONE async psycopg connection that LISTENs
 on that channel (``Listener``, started by the first stream or long-poll of the process's event

@@ -1,6 +1,6 @@
 """NOTIFY ``game_events`` for changes of a game row that append no event.
 
-Appends notify in ``games.store.append_locked``. A table created, joined or left, and a match
+Appends notify in ``games.store.write``. A table created, joined or left, and a match
 settled, change only the ``games_game`` row (saved with ``update_fields``, or created): the same
 ``<game_id>:<version>`` notice wakes the streams and me-streams that care. PostgreSQL delivers it
 on commit, and folds identical notices of one transaction into one.
