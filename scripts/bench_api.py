@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_api.py                   (`make bench-api`)
     .venv/bin/python scripts/bench_api.py --tables 1,10,30 --seconds 20
+    .venv/bin/python scripts/bench_api.py --tables 30 --rate 12     (paced: 12 commands/s a table)
     .venv/bin/python scripts/bench_api.py --target http://127.0.0.1:8000   (a stack you run)
 
 Without ``--target`` it starts the stack as `make run` does (``python -m tongits_site.stack``:
@@ -111,7 +112,13 @@ def make_table(base: str, tokens: list[str], names: list[str]) -> str:
 
 
 def play_table(
-    base: str, game_id: str, tokens: list[str], stats: Stats, stop: threading.Event, seed: int
+    base: str,
+    game_id: str,
+    tokens: list[str],
+    stats: Stats,
+    stop: threading.Event,
+    seed: int,
+    rate: float = 0.0,
 ) -> None:
     clients = [Client(base, token) for token in tokens]
     rng = random.Random(seed)
@@ -123,7 +130,14 @@ def play_table(
         seat_of[mine["seat"]] = client
     turn = view["view"]["turn"]
     mine: dict[str, Any] | None = None  # the mover's view from its last command's answer
+    pace = 1.0 / rate if rate > 0 else 0.0
+    next_at = time.perf_counter() + rng.random() * pace  # tables out of step, as people are
     while not stop.is_set():
+        if pace:  # at most `rate` commands a second at this table (people take their time)
+            delay = next_at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            next_at = max(next_at + pace, time.perf_counter() - pace)
         client = seat_of.get(turn, clients[0])
         if mine is not None and mine["legal_commands"]:
             view = mine  # the same seat goes on (draw, meld, discard): no GET, as a client would
@@ -165,7 +179,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3 if ordered else float("nan")
 
 
-def run_load(base: str, n: int, seconds: float, tag: str) -> None:
+def run_load(base: str, n: int, seconds: float, tag: str, rate: float = 0.0) -> None:
     names = [f"b{tag}n{n}t{t}s{s}" for t in range(n) for s in range(3)]
     tokens = [register(base, name) for name in names]
     games = [
@@ -175,7 +189,7 @@ def run_load(base: str, n: int, seconds: float, tag: str) -> None:
     threads = [
         threading.Thread(
             target=play_table,
-            args=(base, game, tokens[3 * t : 3 * t + 3], stats, stop, t),
+            args=(base, game, tokens[3 * t : 3 * t + 3], stats, stop, t, rate),
             daemon=True,
         )
         for t, game in enumerate(games)
@@ -256,6 +270,12 @@ def main() -> int:
     )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/11")
     parser.add_argument("--no-service-bench", action="store_true")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="commands a second per table at most (0: as fast as answers come back)",
+    )
     args = parser.parse_args()
 
     proc = None
@@ -271,14 +291,15 @@ def main() -> int:
     try:
         wait_healthy(base)
         tag = f"{int(time.time()) % 100000}"
-        print(f"target {base}; {args.seconds:.0f} s per load; times in ms", flush=True)
+        pace = f"at most {args.rate:g} commands/s per table" if args.rate else "flat out"
+        print(f"target {base}; {args.seconds:.0f} s per load, {pace}; times in ms", flush=True)
         print(
             f"{'tables':>6} {'moves/s':>9} {'POST p50':>8} {'p95':>8} {'p99':>8} "
             f"{'GET p50':>8} {'p99':>8} {'/me p50':>8} {'POST/me':>10} {'refused':>8}",
             flush=True,
         )
         for n in [int(x) for x in args.tables.split(",")]:
-            run_load(base, n, args.seconds, tag)
+            run_load(base, n, args.seconds, tag, args.rate)
     finally:
         if proc is not None:
             os.killpg(proc.pid, signal.SIGINT)
