@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -179,24 +180,34 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3 if ordered else float("nan")
 
 
-def run_load(base: str, n: int, seconds: float, tag: str, rate: float = 0.0) -> None:
-    names = [f"b{tag}n{n}t{t}s{s}" for t in range(n) for s in range(3)]
-    tokens = [register(base, name) for name in names]
-    games = [
-        make_table(base, tokens[3 * t : 3 * t + 3], names[3 * t : 3 * t + 3]) for t in range(n)
-    ]
+def drive(
+    base: str,
+    tables: list[tuple[str, list[str]]],
+    me_token: str | None,
+    seconds: float,
+    rate: float,
+    first_seed: int,
+) -> tuple[float, int, int, list[float], list[float], list[float]]:
+    """One load process: its tables (one thread each) and, in one process, the /me probe.
+
+    Returns (elapsed, moves, refused, POST times, GET times, /me times) of the counted part."""
     stats, stop = Stats(), threading.Event()
     threads = [
         threading.Thread(
             target=play_table,
-            args=(base, game, tokens[3 * t : 3 * t + 3], stats, stop, t, rate),
+            args=(base, game, tokens, stats, stop, first_seed + i, rate),
             daemon=True,
         )
-        for t, game in enumerate(games)
+        for i, (game, tokens) in enumerate(tables)
     ]
-    threads.append(threading.Thread(target=probe_me, args=(base, tokens[0], stats, stop)))
+    if me_token:
+        threads.append(threading.Thread(target=probe_me, args=(base, me_token, stats, stop)))
     for thread in threads:
+        # Players arrive over time, not all in one instant: a burst of new connections would all
+        # be accepted by whichever web process's event loop woke first (asyncio accepts up to
+        # the backlog per wake-up), and keep-alive would pin them there.
         thread.start()
+        time.sleep(0.05)
     time.sleep(min(2.0, seconds / 5))  # warm-up, not counted
     with stats.lock:
         stats.posts.clear(), stats.gets.clear(), stats.me.clear()
@@ -205,11 +216,45 @@ def run_load(base: str, n: int, seconds: float, tag: str, rate: float = 0.0) -> 
     time.sleep(seconds)
     with stats.lock:
         elapsed = time.perf_counter() - started
-        moves, refused = stats.moves, stats.refused
-        posts, gets, me = list(stats.posts), list(stats.gets), list(stats.me)
+        out = (elapsed, stats.moves, stats.refused, list(stats.posts), list(stats.gets))
+        me = list(stats.me)
     stop.set()
     for thread in threads:
         thread.join(10)
+    return (*out, me)
+
+
+def run_load(
+    base: str, n: int, seconds: float, tag: str, rate: float = 0.0, procs: int = 2
+) -> None:
+    """N tables played at once from ``procs`` processes (one Python process alone, GIL-bound,
+    would be the bottleneck before the server is)."""
+    names = [f"b{tag}n{n}t{t}s{s}" for t in range(n) for s in range(3)]
+    tokens = [register(base, name) for name in names]
+    tables = [
+        (
+            make_table(base, tokens[3 * t : 3 * t + 3], names[3 * t : 3 * t + 3]),
+            tokens[3 * t : 3 * t + 3],
+        )
+        for t in range(n)
+    ]
+    procs = max(1, min(procs, n))
+    shares = [tables[i::procs] for i in range(procs)]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(procs) as pool:
+        results = pool.starmap(
+            drive,
+            [
+                (base, share, tokens[0] if i == 0 else None, seconds, rate, 1000 * i)
+                for i, share in enumerate(shares)
+            ],
+        )
+    elapsed = max(r[0] for r in results)
+    moves = sum(r[1] for r in results)
+    refused = sum(r[2] for r in results)
+    posts = [t for r in results for t in r[3]]
+    gets = [t for r in results for t in r[4]]
+    me = [t for r in results for t in r[5]]
     me50 = statistics.median(me) * 1e3 if me else float("nan")
     post50 = pct(posts, 0.5)
     print(
@@ -270,6 +315,7 @@ def main() -> int:
     )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/11")
     parser.add_argument("--no-service-bench", action="store_true")
+    parser.add_argument("--procs", type=int, default=2, help="load generator processes")
     parser.add_argument(
         "--rate",
         type=float,
@@ -299,7 +345,7 @@ def main() -> int:
             flush=True,
         )
         for n in [int(x) for x in args.tables.split(",")]:
-            run_load(base, n, args.seconds, tag, args.rate)
+            run_load(base, n, args.seconds, tag, args.rate, args.procs)
     finally:
         if proc is not None:
             os.killpg(proc.pid, signal.SIGINT)
