@@ -31,7 +31,7 @@ from rest_framework.views import APIView
 
 from games import selectors
 from games.api.serializers import EventFeedSerializer, EventsQuerySerializer
-from games.api.views import GAMES, GameEventsApi
+from games.api.views import GAMES
 from games.live import db, feed, listener, streams
 from tongits_site.api_errors import error_responses
 from tongits_site.authentication import CachedTokenAuthentication
@@ -209,7 +209,7 @@ class EventsWaitQuerySerializer(EventsQuerySerializer):
     )
 
 
-class GameEventsLiveApi(GameEventsApi):
+class GameEventsLiveApi(APIView):
     @extend_schema(
         operation_id="games_events",
         summary="Events after seq N, redacted for you (seq and type always kept); long-poll",

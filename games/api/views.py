@@ -21,8 +21,6 @@ from games.api.serializers import (
     AuditSerializer,
     CommandInputSerializer,
     CommandResultSerializer,
-    EventFeedSerializer,
-    EventsQuerySerializer,
     GamePayloadSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
@@ -197,22 +195,6 @@ class GameCommandsApi(APIView):
         )
         headers = {"Idempotent-Replayed": "true"} if written.replayed else None
         return Response(written.body, headers=headers)
-
-
-class GameEventsApi(APIView):
-    @extend_schema(
-        operation_id="games_events",
-        summary="Events after seq N, redacted for you (seq and type always kept)",
-        tags=GAMES,
-        parameters=[EventsQuerySerializer],
-        responses={200: EventFeedSerializer, **error_responses(400, 401, 403, 404, 409)},
-    )
-    def get(self, request: Request, game_id: uuid.UUID) -> Response:
-        query = EventsQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        return Response(
-            selectors.event_feed(game_id=game_id, user=request.user, **query.validated_data)
-        )
 
 
 class GameReplayApi(APIView):

@@ -116,31 +116,28 @@ class Listener:
     @contextlib.asynccontextmanager
     async def game(self, game_id: str) -> AsyncIterator[GameHub]:
         """Follow a game; LISTEN is in place (or will wake the hub when it is) on entry."""
-        hub = self.games.get(game_id)
-        if hub is None:
-            hub = self.games[game_id] = GameHub(game_id)
-        hub.refs += 1
-        try:
-            await self.wait_connected()
+        async with self._follow(self.games, game_id, GameHub) as hub:
             yield hub
-        finally:
-            hub.refs -= 1
-            if hub.refs == 0 and self.games.get(game_id) is hub:
-                del self.games[game_id]
 
     @contextlib.asynccontextmanager
     async def user(self, user_id: int) -> AsyncIterator[Hub]:
-        hub = self.users.get(user_id)
+        async with self._follow(self.users, user_id, Hub) as hub:
+            yield hub
+
+    @contextlib.asynccontextmanager
+    async def _follow(self, hubs: dict, key: Any, make: Any) -> AsyncIterator[Any]:
+        """The hub of ``key`` in ``hubs`` (made on first use, dropped with its last follower)."""
+        hub = hubs.get(key)
         if hub is None:
-            hub = self.users[user_id] = Hub(user_id)
+            hub = hubs[key] = make(key)
         hub.refs += 1
         try:
             await self.wait_connected()
             yield hub
         finally:
             hub.refs -= 1
-            if hub.refs == 0 and self.users.get(user_id) is hub:
-                del self.users[user_id]
+            if hub.refs == 0 and hubs.get(key) is hub:
+                del hubs[key]
 
     async def wait_connected(self) -> None:
         # If the database is away, go on: the hub is woken as soon as LISTEN is back.
