@@ -3,6 +3,8 @@
 from django.contrib.auth.validators import ASCIIUsernameValidator
 from rest_framework import serializers
 
+from games.rules import RuleSet
+
 USERNAME_MAX_LENGTH = 150
 PASSWORD_MAX_LENGTH = 256
 
@@ -85,7 +87,7 @@ class PlayerMatchesQuerySerializer(serializers.Serializer):
         required=False, max_length=USERNAME_MAX_LENGTH, help_text="Only matches against this user."
     )
     rules = serializers.ChoiceField(
-        choices=["standard", "house", "custom"],
+        choices=[*RuleSet.PRESETS, "custom"],
         required=False,
         help_text="Rules preset (turn time aside); custom is any other set of options.",
     )
@@ -102,7 +104,9 @@ class PlayerMatchOutputSerializer(serializers.Serializer):
     replay = serializers.CharField(help_text="The game's replay (GET, authenticated).")
     started_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField()
-    rules = serializers.CharField(source="rules_preset", help_text="standard, house or custom.")
+    rules = serializers.CharField(
+        source="rules_preset", help_text="standard, house, h19 or custom."
+    )
     seat = serializers.IntegerField()
     result = serializers.ChoiceField(choices=["win", "loss"])
     placement = serializers.IntegerField(help_text="1 (the match winner) to 3; equals share.")
