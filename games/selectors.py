@@ -163,9 +163,14 @@ def command_answer(written: Any) -> dict[str, Any]:
     return {
         "version": written.version,
         "events": [feed_item(row, seat, reveal) for row in written.events],
-        "game": game_payload(
-            written.game_id, columns["status"], columns["turn_deadline"], written.state, seat
-        ),
+        "game": {
+            **game_payload(
+                written.game_id, columns["status"], columns["turn_deadline"], written.state, seat
+            ),
+            # The server's clock at the answer, for the client's countdown (a replayed answer
+            # keeps the first one's).
+            "server_time": iso(written.events[-1].recorded_at if written.events else None),
+        },
     }
 
 

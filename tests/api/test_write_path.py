@@ -156,3 +156,19 @@ def test_writes_inside_a_transaction_are_not_cached(players, settings):
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     payload = play_moves(players, game_id, 1)
     assert store.heads.get(store.parse_id(game_id), payload["version"]) is None
+
+
+def test_a_command_answer_carries_the_server_time(players, settings):
+    """Every view carries server_time, the command's answer too, so a client's countdown needs
+    no trust in its own clock."""
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    payload = get_view(players[0], game_id)
+    client = client_for_turn(players, payload)
+    payload = get_view(client, game_id)
+    before = timezone.now()
+    response = post_command(client, game_id, choose(payload), payload["version"])
+    answer = response.json()["game"]
+    stamp = timezone.datetime.fromisoformat(answer["server_time"].replace("Z", "+00:00"))
+    assert before <= stamp <= timezone.now()
+    assert "server_time" in get_view(client, game_id)
