@@ -167,7 +167,8 @@ def test_web_worker_beat_and_migrate_run_one_image(services: dict[str, dict[str,
 def test_commands(services: dict[str, dict[str, Any]]) -> None:
     web = _command(services["web"])
     assert web[:2] == ["gunicorn", "tongits_site.asgi:application"]
-    assert "--worker-class=uvicorn_worker.UvicornWorker" in web  # ASGI: the live streams
+    assert "--worker-class=tongits_site.asgi_worker.BalancedUvicornWorker" in web  # ASGI
+    assert "--reuse-port" in web  # each worker also listens on its own socket
     assert "--bind=0.0.0.0:8000" in web
     assert _command(services["worker"])[:4] == ["celery", "-A", "tongits_site", "worker"]
     assert _command(services["beat"])[:4] == ["celery", "-A", "tongits_site", "beat"]

@@ -40,7 +40,7 @@ WORKER_CONCURRENCY = "2"
 STOP_TIMEOUT_SECONDS = 15.0
 # Django over ASGI: a live stream (games.live) waits in the event loop, not in a worker.
 ASGI_APP = "tongits_site.asgi:application"
-ASGI_WORKER = "uvicorn_worker.UvicornWorker"
+ASGI_WORKER = "tongits_site.asgi_worker.BalancedUvicornWorker"
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 _PR_SET_PDEATHSIG = 1
@@ -159,6 +159,7 @@ def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
             "gunicorn",
             ASGI_APP,
             f"--worker-class={ASGI_WORKER}",
+            "--reuse-port",  # each worker also listens on a socket of its own (asgi_worker)
             f"--bind=0.0.0.0:{port}",
             "--access-logfile=-",
             # Not the shared ~/.gunicorn/gunicorn.ctl: two stacks on one machine would collide.
