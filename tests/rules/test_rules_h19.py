@@ -14,6 +14,7 @@ from tests.rules.tongits_helpers import (
     DRAW,
     FOLD,
     act,
+    blocked_position,
     discard,
     draw_setup,
     h19,
@@ -174,25 +175,6 @@ def test_draw_call_timing_in_turn_not_while_answering_a_draw():
     state = draw_setup(1, ["4H", "9H", "8S"], rules=h19())
     state, _ = act(state, 1, CALL)
     assert illegal(state, 2, CALL) == "wrong_phase"
-
-
-def blocked_position(rules):
-    """Dealer 0 opens with 2C 3C 4C; seat 1 lays 5C off on it; seat 0 is about to start."""
-    state = position(
-        ["2C 3C 4C 9H 9D 6S 2D KH", "5C 8S", "9S 7S"], "KC QC JC TC 8C 7C KD QD", rules=rules
-    )
-    state, _ = play(
-        state,
-        (0, meld("2C 3C 4C")),
-        (0, discard("KH")),
-        (1, DRAW),
-        (1, lay("5C", 1)),
-        (1, discard("KC")),
-        (2, DRAW),
-        (2, discard("9S")),
-    )
-    assert turn(state) == 0 and phase(state) == "start" and 0 in view(state, 0)["blocked"]
-    return state
 
 
 def test_in_turn_block_lasts_through_the_whole_turn_after_a_draw():

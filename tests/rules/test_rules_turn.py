@@ -7,6 +7,7 @@ from tests.rules.tongits_helpers import (
     CALL,
     DRAW,
     act,
+    blocked_position,
     discard,
     house,
     illegal,
@@ -162,23 +163,6 @@ def test_lay_off_on_run_grows_at_either_end():
     m = meld_in_view(state, 1, 0)
     assert m["kind"] == "run" and same(m["cards"], "4H 5H 6H 7H 8H 9H") and m["size"] == 6
     assert illegal(state, 1, lay("2H", 1)) == "invalid_lay_off"
-
-
-def blocked_position():
-    """Dealer 0 opens with 2C 3C 4C; seat 1 lays 5C off on it; seat 0 is about to start."""
-    state = position(["2C 3C 4C 9H 9D 6S 2D KH", "5C 8S", "9S 7S"], "KC QC JC TC 8C 7C KD QD")
-    state, events = play(
-        state,
-        (0, meld("2C 3C 4C")),
-        (0, discard("KH")),
-        (1, DRAW),
-        (1, lay("5C", 1)),
-        (1, discard("KC")),
-        (2, DRAW),
-        (2, discard("9S")),
-    )
-    assert turn(state) == 0 and phase(state) == "start"
-    return state
 
 
 def test_lay_off_on_opponent_meld_blocks_their_draw_call():

@@ -229,3 +229,22 @@ def draw_setup(caller, rest, opened=(0, 1, 2), rules=None, melds=None, hidden=()
     state, _ = play(state, *moves)
     assert turn(state) == caller and phase(state) == "start"
     return state
+
+
+def blocked_position(rules=None):
+    """Dealer 0 opens with 2C 3C 4C; seat 1 lays 5C off on it; seat 0 is about to start."""
+    state = position(
+        ["2C 3C 4C 9H 9D 6S 2D KH", "5C 8S", "9S 7S"], "KC QC JC TC 8C 7C KD QD", rules=rules
+    )
+    state, _ = play(
+        state,
+        (0, meld("2C 3C 4C")),
+        (0, discard("KH")),
+        (1, DRAW),
+        (1, lay("5C", 1)),
+        (1, discard("KC")),
+        (2, DRAW),
+        (2, discard("9S")),
+    )
+    assert turn(state) == 0 and phase(state) == "start" and 0 in view(state, 0)["blocked"]
+    return state
