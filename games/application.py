@@ -44,7 +44,6 @@ from games.models import Game
 from games.rules import Event, GameState, deal, event_to_dict, evolve, state_to_dict
 
 SYSTEM_ACTOR = "system"
-IN_ROUND = ("start", "play", "draw_call")
 
 
 # ---------------------------------------------------------------- who is writing
@@ -116,16 +115,16 @@ def resolve(state: GameState | None, sender: Sender) -> Actor:
 # ---------------------------------------------------------------- what the head shows
 
 
-def _turn_key(state: GameState | None) -> tuple | None:
+def turn_key(state: GameState | None) -> tuple | None:
     """Changes exactly when a new turn (or a new Draw answer) starts: the deadline restarts."""
-    if state is None or state.phase not in IN_ROUND:
+    if state is None or not state.in_round:
         return None
     return (state.round, state.turns, state.turn, state.phase == "draw_call", len(state.answers))
 
 
 def awaiting(state: GameState, settled: bool) -> str:
     """What the table waits for next; the server owes the work for bot, deal and settle."""
-    if state.phase in IN_ROUND:
+    if state.in_round:
         seat = state.seats[state.turn] if 0 <= state.turn < len(state.seats) else {}
         return Game.Awaiting.BOT if seat.get("kind") == "bot" else Game.Awaiting.USER
     if state.phase in ("dealing", "round_over"):
@@ -135,17 +134,25 @@ def awaiting(state: GameState, settled: bool) -> str:
     return Game.Awaiting.NONE
 
 
-def server_work_due(kind: str, turn_deadline: datetime | None, now: datetime) -> datetime | None:
-    """When the scheduler should act on the table: its bot move, deal or settlement, or the
-    turn deadline, whichever comes first; None when only a person can move it on."""
+#: What the server owes a table, by ``awaiting`` (a person's turn is not in it).
+SERVER_WORK = (Game.Awaiting.BOT, Game.Awaiting.DEAL, Game.Awaiting.SETTLE)
+
+
+def server_delay(kind: str) -> float:
+    """How long the server waits before doing the ``kind`` of work a table awaits."""
     delays = {
         Game.Awaiting.BOT: settings.TONGITS_BOT_DELAY_SECONDS,
         Game.Awaiting.DEAL: settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
-        Game.Awaiting.SETTLE: 0.0,
     }
+    return max(0.0, delays.get(kind, 0.0))
+
+
+def server_work_due(kind: str, turn_deadline: datetime | None, now: datetime) -> datetime | None:
+    """When the scheduler should act on the table: its bot move, deal or settlement, or the
+    turn deadline, whichever comes first; None when only a person can move it on."""
     due = [turn_deadline] if turn_deadline is not None else []
-    if kind in delays:
-        due.append(now + timedelta(seconds=max(0.0, delays[kind])))
+    if kind in SERVER_WORK:
+        due.append(now + timedelta(seconds=server_delay(kind)))
     return min(due) if due else None
 
 
@@ -155,11 +162,11 @@ def project(
     """The head's projection columns after an append (``store.COLUMNS``)."""
     finished = after.phase == "match_over"
     kind = awaiting(after, head.settled_at is not None)
-    key = _turn_key(after)
+    key = turn_key(after)
     seconds = after.rules.turn_seconds
     if key is None or not seconds:
         deadline = None
-    elif key != _turn_key(before) or head.turn_deadline is None:
+    elif key != turn_key(before) or head.turn_deadline is None:
         deadline = now + timedelta(seconds=seconds)
     else:
         deadline = head.turn_deadline

@@ -110,6 +110,15 @@ class Outcome(StrEnum):
     REFUSED = "refused"  # the rules refused a bot's command (a bot bug; the time-out covers it)
 
 
+def _write_from(head: store.Head, sender: Sender, step: Any) -> Outcome:
+    """A server move from the head it read: ``DONE``, or ``MOVED_ON`` if the game moved since."""
+    try:
+        execute(head.game_id, sender=sender, step=step, expected_version=head.version, head=head)
+    except StaleVersion:
+        return Outcome.MOVED_ON
+    return Outcome.DONE
+
+
 def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
     """One command for the bot seat to act (or to answer a Draw), if the game is at that version.
 
@@ -139,21 +148,12 @@ def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome
     else:
         command = bot.choose(view, legal, rng)
     try:
-        execute(
-            head.game_id,
-            sender=Sender.bot(seat),
-            step=_decide(command),
-            expected_version=expected_version,
-            head=head,
-        )
-    except StaleVersion:
-        return Outcome.MOVED_ON
+        return _write_from(head, Sender.bot(seat), _decide(command))
     except MoveRefused as exc:
         logger.error(
             "bot %s refused at %s v%s: %r (%s)", bot.name, game_id, head.version, command, exc.code
         )
         return Outcome.REFUSED
-    return Outcome.DONE
 
 
 def round_history(game_id: uuid.UUID, state: GameState, seat: int) -> list[dict[str, Any]]:
@@ -185,17 +185,7 @@ def expire_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
     if timezone.now() < head.turn_deadline:
         Game.objects.filter(pk=head.game_id, version=head.version).update(due_at=head.turn_deadline)
         return Outcome.EARLY
-    try:
-        execute(
-            head.game_id,
-            sender=Sender.server(),
-            step=lambda s, _actor: time_out(s),
-            expected_version=expected_version,
-            head=head,
-        )
-    except StaleVersion:
-        return Outcome.MOVED_ON
-    return Outcome.DONE
+    return _write_from(head, Sender.server(), lambda s, _actor: time_out(s))
 
 
 def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
@@ -206,14 +196,4 @@ def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outco
     state = head.state()
     if state is None or state.phase not in ("dealing", "round_over"):
         return Outcome.NOTHING
-    try:
-        execute(
-            head.game_id,
-            sender=Sender.server(),
-            step=lambda s, _actor: [deal(s, random.SystemRandom())],
-            expected_version=expected_version,
-            head=head,
-        )
-    except StaleVersion:
-        return Outcome.MOVED_ON
-    return Outcome.DONE
+    return _write_from(head, Sender.server(), lambda s, _actor: [deal(s, random.SystemRandom())])

@@ -39,6 +39,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from games import selectors
+from games.application import SERVER_WORK, server_delay
 from games.models import Game
 
 logger = logging.getLogger(__name__)
@@ -173,18 +175,6 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
 # ---------------------------------------------------------------- the safety net
 
 
-def overdue_turns(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
-    """(id, version) of active games whose turn deadline passed before ``before``, oldest first."""
-    qs = Game.objects.filter(status=Game.Status.ACTIVE, turn_deadline__lt=before)
-    return list(qs.order_by("turn_deadline").values_list("id", "version")[:limit])
-
-
-def tables_awaiting(awaiting: str, *, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
-    """(id, version) of games waiting on the server's ``awaiting`` work since before ``before``."""
-    qs = Game.objects.filter(awaiting=awaiting, updated_at__lt=before)
-    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
-
-
 def sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Queue the work of every table left behind: the safety net if the scheduler is down.
 
@@ -200,15 +190,11 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     def queue(name: str, found: Iterable[tuple[uuid.UUID, int]]) -> None:
         counts[name] = sum(enqueue(name, game_id, version) for game_id, version in found)
 
-    queue(EXPIRE_TURN, overdue_turns(before=now - grace, limit=BATCH))
-    delays = {
-        Game.Awaiting.BOT: settings.TONGITS_BOT_DELAY_SECONDS,
-        Game.Awaiting.DEAL: settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
-        Game.Awaiting.SETTLE: 0.0,
-    }
-    for awaiting, delay in delays.items():
-        before = now - grace - timedelta(seconds=max(0.0, delay))
-        queue(_BY_AWAITING[awaiting], tables_awaiting(awaiting, before=before, limit=BATCH))
+    queue(EXPIRE_TURN, selectors.overdue_turns(before=now - grace, limit=BATCH))
+    for awaiting in SERVER_WORK:
+        before = now - grace - timedelta(seconds=server_delay(awaiting))
+        found = selectors.tables_awaiting(awaiting, before=before, limit=BATCH)
+        queue(_BY_AWAITING[awaiting], found)
     if any(counts.values()):
         logger.info("sweep queued %s", {k.rsplit(".", 1)[-1]: v for k, v in counts.items() if v})
     return counts

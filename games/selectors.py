@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
 
 from games import store
+from games.application import seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
 from games.rules import (
@@ -86,12 +87,7 @@ def user_seat_at_table(game: Game, user: Any) -> int | None:
 
 def seat_of(state: GameState, user: Any) -> int | None:
     """The seat the user plays at this game, from ``game_started`` (the truth, not the rows)."""
-    if user is None or not getattr(user, "pk", None):
-        return None
-    for index, seat in enumerate(state.seats):
-        if seat.get("kind") == "user" and seat.get("user_id") == user.pk:
-            return index
-    return None
+    return seat_of_user(state, getattr(user, "pk", None))
 
 
 def _access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:

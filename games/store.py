@@ -123,14 +123,9 @@ class Head:
 
     def state(self) -> GameState | None:
         """The rules state at ``version`` (``None`` before the first event)."""
-        if self.version == 0:
-            return None
         if self.decoded is not None:
             return self.decoded
-        snap = self.snapshot
-        if isinstance(snap, dict) and snap.get("version") == self.version:
-            return state_from_dict(snap)
-        return fold_from_zero(self.game_id, upto=self.version)  # an old row without a snapshot
+        return state_at(self.game_id, self.version, self.snapshot)
 
 
 class HeadCache:
@@ -432,12 +427,17 @@ def get_game(game_id: uuid.UUID | str, *, lock: bool = False) -> Game:
 
 def state_of(game: Game) -> GameState | None:
     """The rules state at ``game.version``: the snapshot, or a fold when it is missing or stale."""
-    if game.version == 0:
+    return state_at(game.pk, game.version, game.snapshot)
+
+
+def state_at(game_id: uuid.UUID | str, version: int, snapshot: Any) -> GameState | None:
+    """The state at ``version`` from its snapshot, or folded from the stream when the snapshot
+    is missing or of another version (an old row); ``None`` before the first event."""
+    if version == 0:
         return None
-    snap = game.snapshot
-    if isinstance(snap, dict) and snap.get("version") == game.version:
-        return state_from_dict(snap)
-    return fold_from_zero(game.pk, upto=game.version)
+    if isinstance(snapshot, dict) and snapshot.get("version") == version:
+        return state_from_dict(snapshot)
+    return fold_from_zero(game_id, upto=version)
 
 
 def load(game_id: uuid.UUID | str) -> GameState | None:

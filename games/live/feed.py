@@ -19,14 +19,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from games import selectors, store
+from games.application import turn_key
 from games.errors import NotStarted
 from games.live.models import StreamTicket
 from games.models import Event, Game, Seat
-from games.rules import GameState
+from games.rules import IN_ROUND_PHASES, GameState
 from tongits_site.errors import Invalid
 
 TICKET_SECONDS = 60
-IN_ROUND = ("start", "play", "draw_call")
 
 
 class BadResumePoint(Invalid):
@@ -151,10 +151,7 @@ class MyTable:
 
 def _turn_key(game: Game) -> tuple | None:
     """Changes exactly when a new turn (or Draw answer) starts, as the deadline does."""
-    state = store.state_of(game)
-    if state is None:
-        return None
-    return (state.round, state.turns, state.turn, state.phase == "draw_call", len(state.answers))
+    return turn_key(store.state_of(game))
 
 
 def my_tables(user_id: int, also: tuple[str, ...] = ()) -> list[MyTable]:
@@ -169,7 +166,7 @@ def my_tables(user_id: int, also: tuple[str, ...] = ()) -> list[MyTable]:
         game = seat.game
         mine = (
             game.status == Game.Status.ACTIVE
-            and game.phase in IN_ROUND
+            and game.phase in IN_ROUND_PHASES
             and game.current_seat == seat.index
         )
         out.append(

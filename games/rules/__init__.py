@@ -22,7 +22,16 @@ from .errors import CODES as ILLEGAL_MOVE_CODES
 from .errors import IllegalMove
 from .events import EVENT_TYPES, Event, event_from_dict, event_to_dict
 from .ruleset import RuleSet
-from .state import PHASES, GameState, Meld, evolve, fold, state_from_dict, state_to_dict
+from .state import (
+    IN_ROUND_PHASES,
+    PHASES,
+    GameState,
+    Meld,
+    evolve,
+    fold,
+    state_from_dict,
+    state_to_dict,
+)
 from .views import player_view, redact_event
 
 __all__ = [
@@ -30,6 +39,7 @@ __all__ = [
     "COMMAND_TYPES",
     "EVENT_TYPES",
     "ILLEGAL_MOVE_CODES",
+    "IN_ROUND_PHASES",
     "PHASES",
     "Event",
     "GameState",

@@ -37,6 +37,8 @@ DRAW_CALL = "draw_call"
 ROUND_OVER = "round_over"
 MATCH_OVER = "match_over"
 PHASES = (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER, MATCH_OVER)
+#: The phases of a round in play: a seat is to act (a turn or a Draw answer).
+IN_ROUND_PHASES = (START, PLAY, DRAW_CALL)
 
 
 class Meld(NamedTuple):
@@ -82,7 +84,7 @@ class GameState(NamedTuple):
 
     @property
     def in_round(self) -> bool:
-        return self.phase in (START, PLAY, DRAW_CALL)
+        return self.phase in IN_ROUND_PHASES
 
 
 def _with(t: tuple, i: int, value: Any) -> tuple:
@@ -270,7 +272,16 @@ def fold(events: Iterable[Event | dict[str, Any]], state: GameState | None = Non
     return state
 
 
-__all__ = ["GameState", "Meld", "PHASES", "evolve", "fold", "state_from_dict", "state_to_dict"]
+__all__ = [
+    "GameState",
+    "IN_ROUND_PHASES",
+    "Meld",
+    "PHASES",
+    "evolve",
+    "fold",
+    "state_from_dict",
+    "state_to_dict",
+]
 
 
 def state_to_dict(state: GameState) -> dict[str, Any]:

@@ -35,7 +35,6 @@ def players(auth_client_factory):
 
 
 def play_moves(players, game_id: str, n: int) -> dict:
-    payload = get_view(players[0], game_id)
     for _ in range(n):
         payload = get_view(players[0], game_id)
         client = client_for_turn(players, payload)
