@@ -9,6 +9,7 @@ from tests.rules.tongits_helpers import (
     DRAW,
     FOLD,
     act,
+    blocked_position,
     discard,
     draw_setup,
     game_started,
@@ -97,17 +98,7 @@ def test_discard_not_usable():
 
 
 def test_draw_blocked():
-    state = position(["2C 3C 4C 9H KH", "5C 8S", "9S 7S"], "KC QC JC TC")
-    state, _ = play(
-        state,
-        (0, meld("2C 3C 4C")),
-        (0, discard("KH")),
-        (1, DRAW),
-        (1, lay("5C", 1)),
-        (1, discard("KC")),
-        (2, DRAW),
-        (2, discard("QC")),
-    )
+    state = blocked_position()  # seat 1 laid off on seat 0's meld in its last turn
     assert illegal(state, 0, CALL) == "draw_blocked"
 
 
