@@ -7,10 +7,13 @@ rebuild_projections``). They are never the truth: drop them and a rebuild gives 
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
+from knox.models import AbstractAuthToken
 
 #: Bot accounts are named ``bot-<level>``; people may not register names with this prefix.
 BOT_USERNAME_PREFIX = "bot-"
@@ -44,6 +47,28 @@ class User(AbstractUser):
 
 def bot_username(level: str) -> str:
     return f"{BOT_USERNAME_PREFIX}{level}"
+
+
+class Session(AbstractAuthToken):
+    """One logged-in device: a django-rest-knox token (``KNOX_TOKEN_MODEL``), stored hashed.
+
+    knox keeps only the token's SHA-512 ``digest`` and its first 15 characters (``token_key``,
+    the look-up index); the key itself is shown once, at log-in. ``expiry`` slides: every use
+    pushes it to now + ``TONGITS_SESSION_IDLE_DAYS`` (written at most once a minute).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    digest = models.CharField(max_length=128, unique=True)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="sessions")
+    device = models.CharField(max_length=100, blank=True, help_text="Named by the client.")
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["user", "-created"], name="accounts_session_user")]
+
+    def __str__(self) -> str:
+        return f"session {self.id} of {self.user_id}"
 
 
 class MatchRecord(models.Model):

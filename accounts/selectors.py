@@ -14,9 +14,10 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.match_records import DEFAULT_RATING, ordinal
-from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
+from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
 from tongits_site.errors import NotFound
 
 
@@ -236,3 +237,25 @@ def leaderboard_entry(stats: PlayerStats, rank: int) -> dict[str, Any]:
         "win_rate": _ratio(stats.wins, stats.matches),
         "chips_net": stats.chips,
     }
+
+
+def session_entry(session: Session, *, current: bool = False) -> dict[str, Any]:
+    """One session as the API shows it (never its key or digest)."""
+    return {
+        "id": session.pk,
+        "device": session.device,
+        "created_at": session.created,
+        "last_used_at": session.last_used_at or session.created,
+        "expires_at": session.expiry,
+        "expired": session.expiry is not None and session.expiry <= timezone.now(),
+        "current": current,
+    }
+
+
+def session_list(*, user: User, current: Any = None) -> list[dict[str, Any]]:
+    """The user's sessions, newest first (expired ones too, until purged, flagged as such)."""
+    mine = getattr(current, "pk", None)
+    return [
+        session_entry(session, current=session.pk == mine)
+        for session in Session.objects.filter(user=user).order_by("-created", "pk")
+    ]

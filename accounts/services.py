@@ -5,16 +5,26 @@ raise domain errors (``tongits_site.errors``, or Django's ``ValidationError``); 
 turns them into HTTP answers.
 """
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from rest_framework.authtoken.models import Token
+from django.utils.encoding import force_bytes, force_str
+from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
-from accounts.models import BOT_USERNAME_PREFIX, User
+from accounts.models import BOT_USERNAME_PREFIX, Session, User
 from accounts.selectors import user_username_taken
 from tongits_site import token_cache
-from tongits_site.errors import Invalid, Unauthenticated
+from tongits_site.celery import app as celery_app
+from tongits_site.errors import Invalid, NotFound, Unauthenticated
+
+#: The task that mails a reset link (queued by name for every address, known or not).
+SEND_PASSWORD_RESET = "accounts.tasks.send_password_reset"
 
 
 class UsernameTaken(Invalid):
@@ -32,39 +42,153 @@ class InvalidCredentials(Unauthenticated):
     detail = "Unable to log in with the given username and password."
 
 
+class WrongPassword(Invalid):
+    code = "wrong_password"
+    detail = "The current password is not correct."
+
+
+class InvalidResetToken(Invalid):
+    code = "invalid_reset_token"
+    detail = "This reset link is not valid: it is wrong, used already or too old."
+
+
+class SessionNotFound(NotFound):
+    detail = "No session of yours with that id."
+
+
+def _checked_password(password: str, user: User, field: str = "password") -> None:
+    """AUTH_PASSWORD_VALIDATORS (Django's defaults), as a field error of ``field``."""
+    try:
+        validate_password(password, user=user)
+    except ValidationError as exc:
+        raise ValidationError({field: exc.messages}) from exc
+
+
+# ---------------------------------------------------------------- sessions
+
+
+def session_create(*, user: User, device: str = "") -> tuple[Session, str]:
+    """A new session (a knox token, stored hashed) and its key, which exists only in this answer."""
+    return Session.objects.create(user=user, device=device[:100])
+
+
 @transaction.atomic
-def user_register(*, username: str, password: str, email: str = "") -> tuple[User, Token]:
-    """Create a user (password checked by AUTH_PASSWORD_VALIDATORS) and their API token."""
+def user_register(
+    *, username: str, password: str, email: str = "", device: str = ""
+) -> tuple[User, Session, str]:
+    """Create a user (password checked by AUTH_PASSWORD_VALIDATORS) and their first session."""
     username = User.normalize_username(username)
     if username.lower().startswith(BOT_USERNAME_PREFIX):  # bot-easy, ... play under these
         raise UsernameReserved()
     if user_username_taken(username=username):
         raise UsernameTaken()
     user = User(username=username, email=User.objects.normalize_email(email))
-    try:
-        validate_password(password, user=user)
-    except ValidationError as exc:
-        raise ValidationError({"password": exc.messages}) from exc
+    _checked_password(password, user)
     user.set_password(password)
     try:
         with transaction.atomic():
             user.save()
     except IntegrityError as exc:  # a concurrent registration won the race for this name
         raise UsernameTaken() from exc
-    return user, Token.objects.create(user=user)
+    session, key = session_create(user=user, device=device)
+    return user, session, key
 
 
-def token_obtain(*, username: str, password: str) -> Token:
-    """The user's API token (created on first log-in); InvalidCredentials if the pair is wrong."""
+def token_obtain(*, username: str, password: str, device: str = "") -> tuple[Session, str]:
+    """Log in: a new session of its own for this device; InvalidCredentials if the pair is wrong.
+
+    Every log-in is a separate session, so logging out on one phone leaves the others in.
+    """
     user = authenticate(username=username, password=password)
     if user is None:
         raise InvalidCredentials()
-    token, _ = Token.objects.get_or_create(user=user)
-    return token
+    return session_create(user=user, device=device)
 
 
-def token_revoke(*, user: User) -> None:
-    """Log out: delete the user's token, so every client holding it must log in again."""
-    for key in Token.objects.filter(user=user).values_list("key", flat=True):
-        token_cache.forget(key)  # at once here; other processes within TONGITS_TOKEN_CACHE_SECONDS
-    Token.objects.filter(user=user).delete()
+def _end(sessions: list[Session]) -> int:
+    ids = {s.pk for s in sessions}
+    token_cache.forget_sessions(ids)  # at once here; elsewhere within TONGITS_TOKEN_CACHE_SECONDS
+    return Session.objects.filter(pk__in=ids).delete()[0]
+
+
+def session_end(*, user: User, session_id: Any) -> None:
+    """End one of the user's sessions (this device's logout, or another device's by its id)."""
+    session = Session.objects.filter(user=user, pk=session_id).first()
+    if session is None:
+        raise SessionNotFound()
+    _end([session])
+
+
+def sessions_end_all(*, user: User, keep: Session | None = None) -> int:
+    """End every session of the user but ``keep``: logout everywhere, a new password."""
+    others = Session.objects.filter(user=user)
+    if keep is not None:
+        others = others.exclude(pk=keep.pk)
+    return _end(list(others.only("pk")))
+
+
+# ---------------------------------------------------------------- passwords
+
+
+@transaction.atomic
+def password_change(
+    *, user: User, old_password: str, new_password: str, current: Session | None
+) -> None:
+    """Set a new password (old one required) and end every other session of the user."""
+    if not user.check_password(old_password):
+        raise WrongPassword()
+    _checked_password(new_password, user, field="new_password")
+    user.set_password(new_password)
+    user.save(update_fields=["password"])
+    sessions_end_all(user=user, keep=current)
+
+
+def password_reset_request(*, email: str) -> None:
+    """Queue the reset mail for this address, whether or not an account has it.
+
+    The request does the same work either way (one task queued by name), so neither its answer
+    nor its time tells whether the address is known; the task looks the user up and mails.
+    """
+    celery_app.send_task(SEND_PASSWORD_RESET, args=[User.objects.normalize_email(email)])
+
+
+def password_reset_send(*, email: str) -> int:
+    """Mail a one-use reset link to each active person with this address (the task's work)."""
+    sent = 0
+    for user in User.objects.filter(email__iexact=email, is_active=True, is_bot=False):
+        if not user.has_usable_password():
+            continue
+        uid = urlsafe_base64_encode(force_bytes(user.pk))
+        token = default_token_generator.make_token(user)
+        link = settings.TONGITS_PASSWORD_RESET_URL.format(uid=uid, token=token)
+        hours = settings.PASSWORD_RESET_TIMEOUT // 3600
+        body = (
+            f"Someone asked to reset the Tongits password of {user.username}.\n\n"
+            f"To choose a new one, open this link within {hours} hours:\n{link}\n\n"
+            f"Or send uid {uid} and token {token} with the new password to "
+            "POST /api/v1/auth/password-reset/confirm.\n\n"
+            "If it was not you, ignore this mail: your password stays as it is.\n"
+        )
+        send_mail("Reset your Tongits password", body, None, [user.email])
+        sent += 1
+    return sent
+
+
+@transaction.atomic
+def password_reset_confirm(*, uid: str, token: str, new_password: str) -> User:
+    """Set the password from a mailed link; the link then stops working (Django's token hashes
+    the password), and every session ends."""
+    try:
+        pk = int(force_str(urlsafe_base64_decode(uid)))
+        if not 0 < pk < 2**63:
+            raise ValueError(pk)
+        user = User.objects.select_for_update().get(pk=pk, is_active=True, is_bot=False)
+    except (ValueError, TypeError, User.DoesNotExist):
+        raise InvalidResetToken() from None
+    if not default_token_generator.check_token(user, token):
+        raise InvalidResetToken()
+    _checked_password(new_password, user, field="new_password")
+    user.set_password(new_password)
+    user.save(update_fields=["password"])
+    sessions_end_all(user=user)
+    return user

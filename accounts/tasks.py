@@ -1,9 +1,12 @@
-"""The settlement task: where a finished game meets the players' records.
+"""The settlement task: where a finished game meets the players' records; the reset mail.
 
 ``games`` does not import ``accounts``; this task is the one place that joins them. In one
 transaction it marks the match settled (``games.settlement.settle``) and projects it into the
 players' history, stats and ratings (``accounts.projections.project_match``). Both are
 idempotent, so a redelivered task changes nothing.
+
+``send_password_reset`` mails a reset link: the request queues it for any address, so the
+answer and its time are the same whether the address is known or not.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import logging
 from celery import shared_task
 from django.db import transaction
 
-from accounts import projections
+from accounts import projections, services
 from games import scheduling, settlement
 from games.errors import GameNotFound
 from games.tasks import GAME_TASK_OPTIONS
@@ -41,3 +44,14 @@ def settle_match(game_id: str, version: int) -> str:
     ``version`` is kept for the shape every game task has: a finished match never moves on.
     """
     return settle_match_now(game_id)
+
+
+@shared_task(
+    name=services.SEND_PASSWORD_RESET,
+    autoretry_for=(OSError,),  # the mail server did not answer: try again shortly
+    retry_backoff=True,
+    max_retries=5,
+)
+def send_password_reset(email: str) -> int:
+    """Mail the reset link to the accounts with this address (none: nothing is sent)."""
+    return services.password_reset_send(email=email)

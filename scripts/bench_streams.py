@@ -90,8 +90,8 @@ def setup_tables(tables: int) -> list[tuple[str, list[str]]]:
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
 
+    from accounts.services import session_create
     from games import lobby
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -104,7 +104,7 @@ def setup_tables(tables: int) -> list[tuple[str, list[str]]]:
         rules = {"preset": "standard", "wins_to_match": 99, "turn_seconds": 0}
         game = lobby.table_create(user=seated[0], rules=rules, seats=seats)
         lobby.table_start(game_id=game.pk, user=seated[0])
-        out.append((str(game.pk), [Token.objects.create(user=u).key for u in seated]))
+        out.append((str(game.pk), [session_create(user=u)[1] for u in seated]))
     from django.db import connections
 
     connections.close_all()

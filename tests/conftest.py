@@ -7,9 +7,9 @@ Fixtures:
     api_client            an unauthenticated DRF ``APIClient``
     user_factory          ``user_factory(username=None, password=DEFAULT_PASSWORD, **fields)``
                           -> a saved user (unique username when none is given)
-    auth_client_factory   ``auth_client_factory(user=None)`` -> an ``APIClient`` sending that
-                          user's token (a new user when none is given); ``client.user`` and
-                          ``client.token`` are set on it
+    auth_client_factory   ``auth_client_factory(user=None)`` -> an ``APIClient`` sending a new
+                          session's token of that user (a new user when none is given);
+                          ``client.user``, ``client.token``, ``client.auth_session`` are set
     auth_client           ``auth_client_factory()``: a client logged in as a fresh user
     game_timing           (autouse) no bot delay; the next round dealt at once, in the
                           command's transaction (tests/tasks deals through the worker instead)
@@ -28,7 +28,6 @@ from collections.abc import Callable
 import psycopg
 import pytest
 from django.conf import settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tongits_site.celery import app as celery_app
@@ -111,11 +110,14 @@ def user_factory(db) -> Callable[..., object]:
 def auth_client_factory(user_factory) -> Callable[..., APIClient]:
     def make(user=None) -> APIClient:
         user = user or user_factory()
-        token, _ = Token.objects.get_or_create(user=user)
+        from accounts.services import session_create
+
+        session, key = session_create(user=user, device="test")
         client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
         client.user = user
-        client.token = token.key
+        client.token = key
+        client.auth_session = session
         return client
 
     return make

@@ -21,7 +21,9 @@ embedded PostgreSQL when they are unset; the defaults below apply to everything 
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import dj_database_url
 
@@ -65,7 +67,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "rest_framework.authtoken",  # only for migration accounts.0003 (its keys become sessions)
+    "knox",
     "drf_spectacular",
     "accounts",
     "games",
@@ -166,6 +169,61 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# Sessions (django-rest-knox, one hashed token per log-in): a session unused this long expires
+# (401 token_expired); each use slides the expiry, written at most once a minute.
+TONGITS_SESSION_IDLE_DAYS = env_float("TONGITS_SESSION_IDLE_DAYS", 30.0)
+KNOX_TOKEN_MODEL = "accounts.Session"
+# knox's own migrations create its (here swapped out, unused) knox_authtoken table: skip them.
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {
+    "TOKEN_MODEL": KNOX_TOKEN_MODEL,
+    "TOKEN_TTL": timedelta(days=TONGITS_SESSION_IDLE_DAYS),
+    "AUTO_REFRESH": True,
+    "MIN_REFRESH_INTERVAL": 60,
+    "AUTH_HEADER_PREFIX": "Token",
+}
+
+# Mail (password reset): EMAIL_URL picks the backend, e.g. smtp://user:pass@host:587?tls=1,
+# console: (the default: mails printed on stdout) or locmem: (tests).
+EMAIL_URL = os.environ.get("EMAIL_URL", "console:")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "tongits@localhost")
+
+
+def email_settings(url: str) -> dict[str, object]:
+    """Django's EMAIL_* settings from one URL: smtp:// (smtps:// or ?ssl=1 for implicit TLS,
+    ?tls=1 for STARTTLS), console:, locmem:, dummy:."""
+    parts = urlsplit(url)
+    scheme = parts.scheme or url.rstrip(":")
+    simple = {
+        "console": "django.core.mail.backends.console.EmailBackend",
+        "locmem": "django.core.mail.backends.locmem.EmailBackend",
+        "dummy": "django.core.mail.backends.dummy.EmailBackend",
+    }
+    if scheme in simple:
+        return {"EMAIL_BACKEND": simple[scheme]}
+    if scheme not in ("smtp", "smtps"):
+        raise ValueError(f"EMAIL_URL: unknown scheme {scheme!r}")
+    flags = parse_qs(parts.query)
+    query = {k: v[-1].lower() in {"1", "true", "yes", "on"} for k, v in flags.items()}
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": parts.hostname or "localhost",
+        "EMAIL_PORT": parts.port or (465 if scheme == "smtps" else 25),
+        "EMAIL_HOST_USER": unquote(parts.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(parts.password or ""),
+        "EMAIL_USE_SSL": scheme == "smtps" or query.get("ssl", False),
+        "EMAIL_USE_TLS": query.get("tls", False),
+        "EMAIL_TIMEOUT": 10,
+    }
+
+
+globals().update(email_settings(EMAIL_URL))
+# The password-reset mail links here: {uid} and {token} are filled in.
+TONGITS_PASSWORD_RESET_URL = os.environ.get(
+    "TONGITS_PASSWORD_RESET_URL", "http://localhost:8000/reset-password?uid={uid}&token={token}"
+)
+PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's setting)
 
 # A token's user is remembered this long per process: a revoked token stops working at once in
 # the process that revoked it and within this time everywhere else (0: look up every request).

@@ -2,7 +2,8 @@
 
 A player's client sends two or three requests per move; looking the token up in the database on
 each one costs a round trip and the ORM's query building. A revoked token (logout) or a
-deactivated user is refused at once by the process that revoked it (``forget``) and within
+deactivated user is refused at once by the process that revoked it (``forget``,
+``forget_sessions``, ``forget_user``) and within
 that many seconds by every other process. ``tongits_site.authentication`` reads it.
 """
 
@@ -46,6 +47,21 @@ def forget(key: str) -> None:
     """Drop a token from this process's memory (logout, deactivation)."""
     with _lock:
         _seen.pop(key, None)
+
+
+def forget_sessions(session_ids: set[Any]) -> None:
+    """Drop these sessions (by the session's pk: the keys themselves are not stored) from this
+    process's memory: a session ended by id, a logout everywhere, a password change."""
+    with _lock:
+        for key in [k for k, hit in _seen.items() if getattr(hit[2], "pk", None) in session_ids]:
+            del _seen[key]
+
+
+def forget_user(user_id: Any) -> None:
+    """Drop every session of this user from this process's memory (account deleted)."""
+    with _lock:
+        for key in [k for k, hit in _seen.items() if getattr(hit[1], "pk", None) == user_id]:
+            del _seen[key]
 
 
 def clear() -> None:

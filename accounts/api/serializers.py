@@ -7,6 +7,17 @@ from games.rules import RuleSet
 
 USERNAME_MAX_LENGTH = 150
 PASSWORD_MAX_LENGTH = 256
+DEVICE_MAX_LENGTH = 100
+
+
+def password_field(**kwargs) -> serializers.CharField:
+    return serializers.CharField(
+        max_length=PASSWORD_MAX_LENGTH,
+        trim_whitespace=False,
+        write_only=True,
+        style={"input_type": "password"},
+        **kwargs,
+    )
 
 
 class RegisterInputSerializer(serializers.Serializer):
@@ -23,15 +34,24 @@ class RegisterInputSerializer(serializers.Serializer):
         help_text="Checked by the server's password validators.",
     )
     email = serializers.EmailField(required=False, allow_blank=True, default="")
+    device = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=DEVICE_MAX_LENGTH,
+        help_text='A name for this session, shown in GET /me/sessions (e.g. "Dana\'s phone").',
+    )
 
 
 class TokenInputSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=USERNAME_MAX_LENGTH)
-    password = serializers.CharField(
-        max_length=PASSWORD_MAX_LENGTH,
-        trim_whitespace=False,
-        write_only=True,
-        style={"input_type": "password"},
+    password = password_field()
+    device = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=DEVICE_MAX_LENGTH,
+        help_text="A name for this session (each log-in is a session of its own).",
     )
 
 
@@ -42,12 +62,47 @@ class UserOutputSerializer(serializers.Serializer):
     date_joined = serializers.DateTimeField()
 
 
+class SessionSerializer(serializers.Serializer):
+    id = serializers.UUIDField(help_text="DELETE /me/sessions/{id} ends it.")
+    device = serializers.CharField(help_text="The name given at log-in (may be empty).")
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(help_text="To the minute.")
+    expires_at = serializers.DateTimeField(
+        allow_null=True, help_text="Unless used before then: each use moves it on."
+    )
+    expired = serializers.BooleanField()
+    current = serializers.BooleanField(help_text="The session of this request's token.")
+
+
 class TokenOutputSerializer(serializers.Serializer):
-    token = serializers.CharField(help_text='Send as the header "Authorization: Token <token>".')
+    token = serializers.CharField(
+        help_text='Send as the header "Authorization: Token <token>". Shown only here: the '
+        "server keeps a hash of it."
+    )
+    session = SessionSerializer(help_text="The session this token opens.")
 
 
 class RegisterOutputSerializer(TokenOutputSerializer):
     user = UserOutputSerializer()
+
+
+class PasswordChangeInputSerializer(serializers.Serializer):
+    old_password = password_field()
+    new_password = password_field(help_text="Checked by the server's password validators.")
+
+
+class PasswordResetInputSerializer(serializers.Serializer):
+    email = serializers.EmailField(help_text="The account's address; the answer is 202 either way.")
+
+
+class PasswordResetConfirmInputSerializer(serializers.Serializer):
+    uid = serializers.CharField(max_length=64, help_text="From the reset mail.")
+    token = serializers.CharField(max_length=128, help_text="From the reset mail; works once.")
+    new_password = password_field(help_text="Checked by the server's password validators.")
+
+
+class AcceptedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
 
 
 # ---------------------------------------------------------------- players, history, leaderboard

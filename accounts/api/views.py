@@ -12,23 +12,34 @@ from rest_framework.views import APIView
 
 from accounts import selectors, services
 from accounts.api.serializers import (
+    AcceptedSerializer,
     LeaderboardPageSerializer,
     LeaderboardParamsSerializer,
     MatchDetailSerializer,
+    PasswordChangeInputSerializer,
+    PasswordResetConfirmInputSerializer,
+    PasswordResetInputSerializer,
     PlayerMatchesParamsSerializer,
     PlayerMatchesQuerySerializer,
     PlayerMatchPageSerializer,
     PlayerStatsSerializer,
     RegisterInputSerializer,
     RegisterOutputSerializer,
+    SessionSerializer,
     TokenInputSerializer,
     TokenOutputSerializer,
     UserOutputSerializer,
 )
+from accounts.models import Session
 from tongits_site.api_errors import error_responses
 
 TAGS = ["accounts"]
 PLAYERS = ["players"]
+
+
+def _login_body(session: Session, key: str) -> dict:
+    """The token (as ever) and the session it opens (added)."""
+    return {"token": key, "session": selectors.session_entry(session, current=True)}
 
 
 class RegisterApi(APIView):
@@ -36,7 +47,7 @@ class RegisterApi(APIView):
 
     @extend_schema(
         operation_id="auth_register",
-        summary="Create an account and its API token",
+        summary="Create an account and its first session (API token)",
         tags=TAGS,
         request=RegisterInputSerializer,
         responses={201: RegisterOutputSerializer, **error_responses(400, 415)},
@@ -44,8 +55,8 @@ class RegisterApi(APIView):
     def post(self, request: Request) -> Response:
         data = RegisterInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user, token = services.user_register(**data.validated_data)
-        body = RegisterOutputSerializer({"user": user, "token": token.key}).data
+        user, session, key = services.user_register(**data.validated_data)
+        body = RegisterOutputSerializer({"user": user, **_login_body(session, key)}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -54,7 +65,9 @@ class TokenApi(APIView):
 
     @extend_schema(
         operation_id="auth_token",
-        summary="Log in: exchange username and password for the API token",
+        summary="Log in: a new session (API token) for this device",
+        description="Each log-in opens a session of its own, named by the optional device; "
+        "it expires after TONGITS_SESSION_IDLE_DAYS (30) without use.",
         tags=TAGS,
         request=TokenInputSerializer,
         responses={200: TokenOutputSerializer, **error_responses(400, 401, 415)},
@@ -62,20 +75,112 @@ class TokenApi(APIView):
     def post(self, request: Request) -> Response:
         data = TokenInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        token = services.token_obtain(**data.validated_data)
-        return Response(TokenOutputSerializer({"token": token.key}).data)
+        session, key = services.token_obtain(**data.validated_data)
+        return Response(TokenOutputSerializer(_login_body(session, key)).data)
 
 
 class LogoutApi(APIView):
     @extend_schema(
         operation_id="auth_logout",
-        summary="Log out: revoke the API token",
+        summary="Log out this device: end the session of this request's token",
         tags=TAGS,
         request=None,
         responses={204: None, **error_responses(401)},
     )
     def post(self, request: Request) -> Response:
-        services.token_revoke(user=request.user)
+        services.session_end(user=request.user, session_id=request.auth.pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class LogoutAllApi(APIView):
+    @extend_schema(
+        operation_id="auth_logout_all",
+        summary="Log out everywhere: end every session of the user, this one too",
+        tags=TAGS,
+        request=None,
+        responses={204: None, **error_responses(401)},
+    )
+    def post(self, request: Request) -> Response:
+        services.sessions_end_all(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SessionListApi(APIView):
+    @extend_schema(
+        operation_id="me_sessions",
+        summary="My sessions (one per log-in), newest first",
+        tags=TAGS,
+        responses={200: SessionSerializer(many=True), **error_responses(401)},
+    )
+    def get(self, request: Request) -> Response:
+        sessions = selectors.session_list(user=request.user, current=request.auth)
+        return Response(SessionSerializer(sessions, many=True).data)
+
+
+class SessionApi(APIView):
+    @extend_schema(
+        operation_id="me_sessions_end",
+        summary="End one of my sessions (log another device out)",
+        tags=TAGS,
+        responses={204: None, **error_responses(401, 404)},
+    )
+    def delete(self, request: Request, session_id: uuid.UUID) -> Response:
+        services.session_end(user=request.user, session_id=session_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PasswordChangeApi(APIView):
+    @extend_schema(
+        operation_id="me_password",
+        summary="Change my password; every other session ends",
+        tags=TAGS,
+        request=PasswordChangeInputSerializer,
+        responses={204: None, **error_responses(400, 401, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        data = PasswordChangeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.password_change(user=request.user, current=request.auth, **data.validated_data)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PasswordResetApi(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(
+        operation_id="auth_password_reset",
+        summary="Mail a password-reset link to this address",
+        description="Answers 202 whether or not an account has the address (and in about the "
+        "same time): the mail, if any, is sent by the worker.",
+        tags=TAGS,
+        request=PasswordResetInputSerializer,
+        responses={202: AcceptedSerializer, **error_responses(400, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        data = PasswordResetInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.password_reset_request(**data.validated_data)
+        body = {"detail": "If an account has this address, a reset link is on its way."}
+        return Response(AcceptedSerializer(body).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PasswordResetConfirmApi(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(
+        operation_id="auth_password_reset_confirm",
+        summary="Set a new password with the uid and token of a reset mail",
+        description="The token works once and for PASSWORD_RESET_TIMEOUT; every session ends.",
+        tags=TAGS,
+        request=PasswordResetConfirmInputSerializer,
+        responses={204: None, **error_responses(400, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        data = PasswordResetConfirmInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.password_reset_confirm(**data.validated_data)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -1,6 +1,7 @@
 import pytest
-from rest_framework.authtoken.models import Token
+from knox.crypto import hash_token
 
+from accounts.models import Session
 from tests.conftest import DEFAULT_PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,9 @@ def test_register_returns_user_and_a_working_token(api_client):
     assert body["user"]["username"] == "alice"
     assert body["user"]["email"] == "alice@example.com"
     assert "password" not in body["user"]
-    assert Token.objects.get(user__username="alice").key == body["token"]
+    [session] = Session.objects.filter(user__username="alice")
+    assert session.digest == hash_token(body["token"])
+    assert body["session"]["id"] == str(session.pk) and body["session"]["current"] is True
 
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {body['token']}")
     me = api_client.get(ME)
@@ -93,10 +96,13 @@ def test_token_login(api_client, user_factory):
     user = user_factory(username="erin")
     response = api_client.post(TOKEN, {"username": "erin", "password": DEFAULT_PASSWORD}, "json")
     assert response.status_code == 200, response.content
-    assert response.json() == {"token": Token.objects.get(user=user).key}
-    # Log-in ignores the case of the username, and a second log-in returns the same token.
+    body = response.json()
+    assert set(body) == {"token", "session"}
+    assert Session.objects.get(user=user).digest == hash_token(body["token"])
+    # Log-in ignores the case of the username; a second log-in is a second session.
     again = api_client.post(TOKEN, {"username": "ERIN", "password": DEFAULT_PASSWORD}, "json")
-    assert again.json() == response.json()
+    assert again.status_code == 200 and again.json()["token"] != body["token"]
+    assert Session.objects.filter(user=user).count() == 2
 
 
 @pytest.mark.parametrize(
@@ -124,7 +130,7 @@ def test_logout_invalidates_the_token(auth_client):
     assert auth_client.get(ME).status_code == 200
     response = auth_client.post(LOGOUT)
     assert response.status_code == 204
-    assert not Token.objects.filter(user=auth_client.user).exists()
+    assert not Session.objects.filter(user=auth_client.user).exists()
     assert_error(auth_client.get(ME), 401, "authentication_failed")
 
 

@@ -29,7 +29,7 @@ THREADS = 20
 @pytest.fixture
 def game(user_factory):
     """A started game, committed; returns (game_id, token of the seat to act, its command)."""
-    from rest_framework.authtoken.models import Token
+    from accounts.services import session_create
 
     users = [user_factory() for _ in range(3)]
     table = lobby.table_create(
@@ -39,9 +39,9 @@ def game(user_factory):
     lobby.table_start(game_id=table.pk, user=users[0])
     state = store.load(table.pk)
     actor = next(u for u in users if u.pk == state.seats[state.turn]["user_id"])
-    token, _ = Token.objects.get_or_create(user=actor)
+    _, token = session_create(user=actor)
     command = {"type": "discard", "card": codes_of(state.hands[state.turn])[0]}
-    return table.pk, token.key, command, state.version
+    return table.pk, token, command, state.version
 
 
 def race(game_id, token, body, headers=None):

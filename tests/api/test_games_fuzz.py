@@ -18,7 +18,6 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
-from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -27,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from accounts.services import session_create
 from games import lobby
 from tests.api.games_support import fast_password_hashing  # noqa: F401 (a fixture)
 
@@ -70,9 +70,9 @@ def setup(user_factory, in_process_db):
     )
     lobby.table_start(game_id=started.pk, user=me)
     waiting = lobby.table_create(user=cy)
-    token, _ = Token.objects.get_or_create(user=me)
+    _, token = session_create(user=me, device="fuzz")
     ids = [str(started.pk), str(waiting.pk), str(uuid.uuid4())]
-    return {"Authorization": f"Token {token.key}"}, ids
+    return {"Authorization": f"Token {token}"}, ids
 
 
 #: Server-Sent Event streams never end while their game runs: in-process WSGI would buffer them
@@ -81,11 +81,12 @@ STREAMS = ("/stream",)
 
 
 def operations(schema):
-    """Every operation but the endless streams; log-out last, since it revokes the token the
-    others use."""
+    """Every operation but the endless streams; the log-outs and the account's deletion last,
+    since they end the session the others use."""
     ops = [result.ok() for result in schema.get_all_operations()]
     ops = [op for op in ops if not op.path.endswith(STREAMS)]
-    return sorted(ops, key=lambda op: op.path.endswith("/logout"))
+    last = ("/logout", "/logout-all")
+    return sorted(ops, key=lambda op: (op.path.endswith(last), op.method.upper() == "DELETE"))
 
 
 def fuzz(operation, mode: GenerationMode, headers: dict, ids: list[str]):

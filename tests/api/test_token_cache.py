@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from accounts.models import Session
 from tests.api.games_support import assert_error
 from tongits_site import token_cache
 
@@ -17,7 +17,7 @@ def test_a_token_revoked_elsewhere_stops_working_within_the_ttl(auth_client, set
     settings.TONGITS_TOKEN_CACHE_SECONDS = 0.3
     token_cache.clear()
     assert auth_client.get("/api/v1/me").status_code == 200  # looked up, remembered
-    Token.objects.filter(key=auth_client.token).delete()  # as another process's logout
+    Session.objects.filter(pk=auth_client.auth_session.pk).delete()  # as another process's logout
     assert auth_client.get("/api/v1/me").status_code == 200  # still remembered here
     time.sleep(0.35)
     assert_error(auth_client.get("/api/v1/me"), 401, "authentication_failed")
@@ -34,5 +34,5 @@ def test_a_zero_ttl_looks_up_every_request(auth_client, settings):
     settings.TONGITS_TOKEN_CACHE_SECONDS = 0.0
     token_cache.clear()
     assert auth_client.get("/api/v1/me").status_code == 200
-    Token.objects.filter(key=auth_client.token).delete()
+    Session.objects.filter(pk=auth_client.auth_session.pk).delete()
     assert_error(auth_client.get("/api/v1/me"), 401, "authentication_failed")

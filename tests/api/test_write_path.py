@@ -58,7 +58,7 @@ def timed_move(players, game_id: str, cold_token: bool = False, **headers) -> li
 
 
 def assert_move_queries(sql: list[str]) -> None:
-    auth = [q for q in sql if "authtoken_token" in q]
+    auth = [q for q in sql if "accounts_session" in q]
     assert len(auth) <= 1, sql  # none when the token was looked up within the last second
     rest = [q for q in sql if q not in auth]
     assert len(rest) == MOVE_QUERIES, rest
@@ -71,7 +71,7 @@ def test_a_move_over_http_is_auth_plus_two_round_trips(players, settings):
     assert_move_queries(timed_move(players, game_id))
     assert_move_queries(timed_move(players, game_id, HTTP_IDEMPOTENCY_KEY="k-1"))
     sql = timed_move(players, game_id, cold_token=True)  # the look-up is the one more query
-    assert len([q for q in sql if "authtoken_token" in q]) == 1
+    assert len([q for q in sql if "accounts_session" in q]) == 1
     assert_move_queries(sql)
 
 
