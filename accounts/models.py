@@ -15,6 +15,8 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from knox.models import AbstractAuthToken
 
+from games.players import DELETED_NAME
+
 #: Bot accounts are named ``bot-<level>``; people may not register names with this prefix.
 BOT_USERNAME_PREFIX = "bot-"
 
@@ -33,8 +35,17 @@ class User(AbstractUser):
         default=False,
         help_text="The account of a bot level (bot-easy, ...): it plays, it never logs in.",
     )
+    deleted_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the player deleted the account: the row is anonymised (placeholder "
+        "name, no e-mail, no password) and kept only as the id their games' events name.",
+    )
 
     objects = CaseInsensitiveUserManager()
+
+    #: How games, feeds and histories show a deleted account.
+    DELETED_NAME = DELETED_NAME
 
     class Meta(AbstractUser.Meta):
         constraints = [
@@ -43,6 +54,11 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.username
+
+    @property
+    def public_name(self) -> str:
+        """The name others see, resolved at read time (events store only the user id)."""
+        return self.DELETED_NAME if self.deleted_at else self.username
 
 
 def bot_username(level: str) -> str:

@@ -188,7 +188,9 @@ def _start(game: Game, seats: list[Seat], user: Any) -> None:
         if s.bot_level:
             seat_dicts.append({"kind": "bot", "level": s.bot_level})
         else:
-            seat_dicts.append({"kind": "user", "user_id": s.user_id, "username": s.user.username})
+            # The user id only: names are resolved when read (games.players), never stored in
+            # the chained log, so an account's deletion leaves nothing personal in it.
+            seat_dicts.append({"kind": "user", "user_id": s.user_id})
     rng = random.SystemRandom()
     rules = RuleSet.from_dict(game.rules)
     # first_dealer "creator" (h19): the seat of the table's creator, else seat 0

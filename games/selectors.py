@@ -18,6 +18,7 @@ from games import store
 from games.application import seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
+from games.players import display_name, present_event, present_seats
 from games.rules import (
     GameState,
     deck_commitment,
@@ -68,7 +69,7 @@ def seat_entries(game: Game) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"seat": seat.index, "kind": seat.kind}
         if seat.user_id:
             entry["user_id"] = seat.user_id
-            entry["username"] = seat.user.username
+            entry["username"] = display_name(seat.user)
         if seat.bot_level:
             entry["level"] = seat.bot_level
         out.append(entry)
@@ -107,8 +108,9 @@ def _access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
 
 
 def public_seats(state: GameState) -> list[dict[str, Any]]:
+    """Who sits where, from ``game_started``, each person under their current name."""
     out = []
-    for index, seat in enumerate(state.seats):
+    for index, seat in enumerate(present_seats(state.seats)):
         entry = {"seat": index, "kind": seat.get("kind", "user")}
         for key in ("user_id", "username", "level"):
             if key in seat:
@@ -180,7 +182,7 @@ def feed_item(row: Any, seat: int | None, reveal: bool) -> dict[str, Any]:
         "type": row.type,
         "actor": row.actor,
         "recorded_at": iso(row.recorded_at),
-        "data": redact_event(row.data, seat, reveal=reveal),
+        "data": present_event(redact_event(row.data, seat, reveal=reveal)),
     }
 
 
@@ -296,7 +298,7 @@ def table_dict(game: Game) -> dict[str, Any]:
         "status": game.status,
         "rules": game.rules,
         "seats": seat_entries(game),
-        "created_by": game.created_by.username if game.created_by else None,
+        "created_by": display_name(game.created_by) if game.created_by else None,
         "created_at": game.created_at,
         "started_at": game.started_at,
         "finished_at": game.finished_at,

@@ -225,6 +225,10 @@ TONGITS_PASSWORD_RESET_URL = os.environ.get(
 )
 PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's setting)
 
+# Players' names (resolved at read time: events store user ids) are remembered this long per
+# process; a deleted account's name disappears at once in the process that deleted it.
+TONGITS_NAME_CACHE_SECONDS = env_float("TONGITS_NAME_CACHE_SECONDS", 10.0)
+
 # A token's user is remembered this long per process: a revoked token stops working at once in
 # the process that revoked it and within this time everywhere else (0: look up every request).
 TONGITS_TOKEN_CACHE_SECONDS = env_float("TONGITS_TOKEN_CACHE_SECONDS", 1.0)

@@ -109,7 +109,10 @@ def test_history_stats_ratings_and_leaderboard_after_matches_over_http():
             assert row["rules"] == presets[row["game_id"]]
             others = [seats[(row["seat"] + k) % 3]["spec"] for k in (1, 2)]
             assert [o["username"] for o in row["opponents"]] == [
-                o.get("username") or f"bot-{o['level']}" for o in others
+                User.objects.get(pk=o["user_id"]).username
+                if o["kind"] == "user"
+                else f"bot-{o['level']}"
+                for o in others
             ]
             assert row["replay"] == f"/api/v1/games/{row['game_id']}/replay"
             assert row["url"] == f"/api/v1/matches/{row['game_id']}"

@@ -1,0 +1,88 @@
+"""Players' names, resolved at read time: events name a person only by their user id.
+
+``game_started`` names each person's seat ``{"kind": "user", "user_id": <id>}`` (events written
+before this carry a ``username`` too). Nothing stored is rewritten; every read that shows a seat
+goes through ``present_seats``, which drops a stored name and puts the account's current one
+(``public_name``: "deleted player" once the account is deleted). Names are remembered per process
+for ``TONGITS_NAME_CACHE_SECONDS`` (a game view is on every move's path); ``forget`` drops one at
+once in this process (account deletion), other processes follow within that time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+#: Shown for a seat whose account no longer exists (or was deleted).
+DELETED_NAME = "deleted player"
+MAX_ENTRIES = 20_000
+
+_lock = threading.Lock()
+_names: dict[int, tuple[float, str]] = {}  # user id -> (fresh until, name)
+
+
+def display_name(user: Any) -> str:
+    """The name a user is shown under now (``public_name`` when the user model has one)."""
+    if user is None:
+        return DELETED_NAME
+    return getattr(user, "public_name", None) or user.get_username()
+
+
+def names(user_ids: Iterable[int]) -> dict[int, str]:
+    """Current names of these users (one query for those not remembered)."""
+    wanted = {uid for uid in user_ids if isinstance(uid, int)}
+    now = time.monotonic()
+    out: dict[int, str] = {}
+    with _lock:
+        for uid in wanted:
+            hit = _names.get(uid)
+            if hit is not None and hit[0] > now:
+                out[uid] = hit[1]
+    missing = wanted - out.keys()
+    if missing:
+        found = {u.pk: display_name(u) for u in get_user_model().objects.filter(pk__in=missing)}
+        ttl = float(getattr(settings, "TONGITS_NAME_CACHE_SECONDS", 0.0))
+        with _lock:
+            if len(_names) >= MAX_ENTRIES:
+                _names.clear()
+            for uid in missing:
+                out[uid] = found.get(uid, DELETED_NAME)
+                if ttl > 0:
+                    _names[uid] = (now + ttl, out[uid])
+    return out
+
+
+def present_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seats of ``game_started`` as shown: a stored ``username`` is dropped (older events carry
+    one: upcast on read), the user's current name put in its place."""
+    seats = [dict(seat) for seat in seats]
+    known = names(seat.get("user_id") for seat in seats if seat.get("kind", "user") == "user")
+    for seat in seats:
+        seat.pop("username", None)
+        seat.pop("name", None)
+        if seat.get("kind", "user") == "user" and "user_id" in seat:
+            seat["username"] = known.get(seat["user_id"], DELETED_NAME)
+    return seats
+
+
+def present_event(data: Any) -> Any:
+    """An event's data as shown: ``game_started`` with its seats named now (others unchanged)."""
+    if isinstance(data, dict) and data.get("type") == "game_started" and "seats" in data:
+        return {**data, "seats": present_seats(data["seats"])}
+    return data
+
+
+def forget(user_id: int) -> None:
+    """Drop a remembered name at once in this process (the account was deleted)."""
+    with _lock:
+        _names.pop(user_id, None)
+
+
+def clear() -> None:
+    with _lock:
+        _names.clear()
