@@ -123,6 +123,15 @@ def rules_preset(rules: dict[str, Any]) -> str:
     return CUSTOM
 
 
+#: Names older ``game_started`` events stored beside the user id: never copied into a projection.
+NAME_KEYS = ("username", "name")
+
+
+def seat_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A seat of ``game_started`` as projections keep it: kind, user id or bot level, no name."""
+    return {key: value for key, value in dict(spec).items() if key not in NAME_KEYS}
+
+
 def summarize_match(events: Iterable[LoggedEvent]) -> MatchSummary | None:
     """The summary of a game's whole stream, or None if the stream has no ``match_ended``."""
     started: LoggedEvent | None = None
@@ -136,7 +145,7 @@ def summarize_match(events: Iterable[LoggedEvent]) -> MatchSummary | None:
         if kind == "game_started":
             started = row
             specs = list(data.get("seats") or [{"kind": "user"}] * SEATS)
-            seats = [SeatRecord(seat=i, spec=dict(specs[i])) for i in range(SEATS)]
+            seats = [SeatRecord(seat=i, spec=seat_spec(specs[i])) for i in range(SEATS)]
         elif kind == "round_started":
             caller, challengers = None, []
         elif kind == "draw_called":

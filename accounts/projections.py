@@ -72,11 +72,12 @@ class PlayerResolver:
         return self._bots[level]
 
     def players(self, seats: list[dict[str, Any]]) -> list[int | None]:
-        """Account id per seat; None for a user whose account no longer exists."""
+        """Account id per seat; None for a user whose account was deleted (or never existed)."""
         wanted = [s.get("user_id") for s in seats if s.get("kind") != "bot"]
         missing = [uid for uid in wanted if uid is not None and uid not in self._users]
         if missing:
-            found = set(User.objects.filter(pk__in=missing).values_list("pk", flat=True))
+            alive = User.objects.filter(pk__in=missing, deleted_at__isnull=True)
+            found = set(alive.values_list("pk", flat=True))
             self._users.update({uid: uid in found for uid in missing})
         out: list[int | None] = []
         for spec in seats:
@@ -266,6 +267,46 @@ def _rerate(
             )
             row.ordinal = ordinal(row.mu, row.sigma)
     PlayerMatch.objects.bulk_update(rows, ["mu_before", "sigma_before", "mu", "sigma", "ordinal"])
+
+
+# ---------------------------------------------------------------- a player leaves
+
+
+@transaction.atomic
+def forget_player(user_id: int) -> None:
+    """Remove a deleted account from the projections, as a rebuild would leave them.
+
+    Call it after the account is marked deleted (``deleted_at``): its history rows and totals
+    go; opponents keep their rows of those matches, with that seat as nobody (as a rebuild
+    writes it); and every match from its first one on is re-rated with that seat at the starting
+    rating, which is what a rebuild computes for a seat with no account.
+    """
+    _lock()
+    mine = PlayerMatch.objects.filter(player_id=user_id)
+    first = mine.order_by("end_event_id").values_list("end_event_id", flat=True).first()
+    mine.delete()
+    PlayerStats.objects.filter(player_id=user_id).delete()
+    PlayerMatch.objects.filter(opponent_1_id=user_id).update(opponent_1=None)
+    PlayerMatch.objects.filter(opponent_2_id=user_id).update(opponent_2=None)
+    if first is None:
+        return
+    resolver = PlayerResolver()
+    later = list(MatchRecord.objects.filter(end_event_id__gte=first).order_by("end_event_id"))
+    rows = list(
+        PlayerMatch.objects.filter(end_event_id__gte=first).order_by("end_event_id", "seat")
+    )
+    touched = {row.player_id for row in rows}
+    for record in later:
+        touched.update(p for p in resolver.players(record.seats) if p is not None)
+    stats = {s.player_id: s for s in PlayerStats.objects.filter(player_id__in=touched)}
+    ratings: dict[int, Rating] = {pid: (s.mu, s.sigma) for pid, s in stats.items()}
+    for row in reversed(rows):  # the earliest row from there on tells the rating before it
+        ratings[row.player_id] = (row.mu_before, row.sigma_before)
+    _rerate(later, rows, ratings, resolver)
+    for pid, entry in stats.items():
+        if pid in ratings:
+            set_rating(entry, ratings[pid])
+    PlayerStats.objects.bulk_update(stats.values(), ["mu", "sigma", "ordinal"])
 
 
 # ---------------------------------------------------------------- rebuild

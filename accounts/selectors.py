@@ -18,6 +18,8 @@ from django.utils import timezone
 
 from accounts.match_records import DEFAULT_RATING, ordinal
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
+from games import selectors as games_selectors
+from games.players import display_name, present_seats
 from tongits_site.errors import NotFound
 
 
@@ -45,7 +47,7 @@ def player_get(*, username: str) -> User:
     """An active account (a person or a bot level) by username, ignoring case."""
     user = _by_username(username).filter(is_active=True).first()
     if user is None:
-        raise PlayerNotFound(f"No player named {username!r}.")
+        raise PlayerNotFound()  # the name asked for is not echoed: it may be a deleted one
     return user
 
 
@@ -155,12 +157,13 @@ def match_detail(*, game_id: uuid.UUID | str) -> dict[str, Any]:
         row.seat: row for row in PlayerMatch.objects.filter(match=record).select_related("player")
     }
     seats = []
+    shown = present_seats(record.seats)  # names now, from the user ids (never stored ones)
     for index, spec in enumerate(record.seats):
         row = rows.get(index)
         entry: dict[str, Any] = {
             "seat": index,
             "kind": spec.get("kind", "user"),
-            "username": row.player.username if row else spec.get("username"),
+            "username": row.player.username if row else shown[index].get("username"),
             "level": spec.get("level"),
             "placement": record.placements[index],
             "rounds_won": record.round_wins[index],
@@ -217,9 +220,8 @@ def history_item(row: PlayerMatch) -> dict[str, Any]:
         "chips": row.chips,
         "average_deadwood": _ratio(row.deadwood_total, row.rounds_played),
         "opponents": [
-            {"username": other.username, "is_bot": other.is_bot}
+            {"username": display_name(other), "is_bot": bool(other and other.is_bot)}
             for other in (row.opponent_1, row.opponent_2)
-            if other is not None
         ],
         "rating_before": rating_dict(row.mu_before, row.sigma_before),
         "rating_after": rating_dict(row.mu, row.sigma),
@@ -259,3 +261,35 @@ def session_list(*, user: User, current: Any = None) -> list[dict[str, Any]]:
         session_entry(session, current=session.pk == mine)
         for session in Session.objects.filter(user=user).order_by("-created", "pk")
     ]
+
+
+def account_export(*, user: User, current: Any = None) -> dict[str, Any]:
+    """Everything the server holds about the user, as one JSON-ready document: the account,
+    sessions (never their keys), history, totals, and each game they played as their own seat's
+    feed (other seats' hidden cards stay hidden, even after the match)."""
+    games = []
+    for game in games_selectors.games_of_user(user=user):
+        entry: dict[str, Any] = {
+            "game_id": str(game.pk),
+            "status": game.status,
+            "created_at": game.created_at,
+            "rules": game.rules,
+        }
+        if game.version:
+            feed = games_selectors.seat_feed(game_id=game.pk, user=user)
+            entry.update(seat=feed["seat"], seats=feed["seats"], events=feed["events"])
+        games.append(entry)
+    return {
+        "exported_at": timezone.now(),
+        "account": {
+            "id": user.pk,
+            "username": user.username,
+            "email": user.email,
+            "date_joined": user.date_joined,
+            "last_login": user.last_login,
+        },
+        "sessions": session_list(user=user, current=current),
+        "history": [history_item(row) for row in player_match_list(player=user)],
+        "stats": player_stats(player=user),
+        "games": games,
+    }

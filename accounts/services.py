@@ -5,6 +5,7 @@ raise domain errors (``tongits_site.errors``, or Django's ``ValidationError``); 
 turns them into HTTP answers.
 """
 
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -14,11 +15,15 @@ from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
+from accounts import projections
 from accounts.models import BOT_USERNAME_PREFIX, Session, User
 from accounts.selectors import user_username_taken
+from games import lobby, players
+from games.live.models import StreamTicket
 from tongits_site import token_cache
 from tongits_site.celery import app as celery_app
 from tongits_site.errors import Invalid, NotFound, Unauthenticated
@@ -192,3 +197,35 @@ def password_reset_confirm(*, uid: str, token: str, new_password: str) -> User:
     user.save(update_fields=["password"])
     sessions_end_all(user=user)
     return user
+
+
+# ---------------------------------------------------------------- leaving
+
+
+@transaction.atomic
+def account_delete(*, user: User, password: str) -> None:
+    """Delete the account (its password confirms it): nothing personal remains.
+
+    The row stays, anonymised (a random placeholder name, no e-mail, no password, inactive,
+    ``deleted_at``), because the games' hash-chained events name the player by this id; every
+    read shows "deleted player" for it. Sessions and stream tickets end; tables not started are
+    left; history rows and totals leave the projections (``projections.forget_player``), and
+    opponents keep the matches. A running match goes on with the seat timed out at each turn.
+    """
+    if user.is_bot or not user.check_password(password):
+        raise WrongPassword()
+    sessions_end_all(user=user)
+    StreamTicket.objects.filter(user=user).delete()
+    lobby.player_departs(user=user)
+    user.username = f"deleted-{uuid.uuid4().hex}"
+    user.email = user.first_name = user.last_name = ""
+    user.set_unusable_password()
+    user.is_active = user.is_staff = user.is_superuser = False
+    user.last_login = None
+    user.deleted_at = timezone.now()
+    user.save()
+    user.groups.clear()
+    user.user_permissions.clear()
+    projections.forget_player(user.pk)
+    token_cache.forget_user(user.pk)
+    players.forget(user.pk)

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from games import store
@@ -29,7 +30,7 @@ from games.errors import (
     TableNotFull,
     UnknownUser,
 )
-from games.models import Game, Seat
+from games.models import Game, IdempotencyRecord, Seat
 from games.rules import RuleSet, new_game
 
 BOT_LEVELS = ("easy", "normal", "hard")
@@ -203,3 +204,17 @@ def _start(game: Game, seats: list[Seat], user: Any) -> None:
         rng=rng,
         starts=True,
     )
+
+
+@transaction.atomic
+def player_departs(*, user: Any) -> list[uuid.UUID]:
+    """An account is being deleted: give up its seats at tables not started yet, and forget the
+    stored command answers (idempotent replies) of its games, which show names. Returns the ids
+    of every game it sat at. Its seats in started games stay: the log names them by id, and a
+    running match times their turns out (the turn deadline) until it ends."""
+    game_ids = list(Seat.objects.filter(user=user).values_list("game_id", flat=True))
+    waiting = Game.objects.filter(pk__in=game_ids, status=Game.Status.WAITING)
+    for game_id in waiting.values_list("pk", flat=True):
+        table_leave(game_id=game_id, user=user)
+    IdempotencyRecord.objects.filter(Q(game_id__in=game_ids) | Q(user=user)).delete()
+    return game_ids

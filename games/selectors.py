@@ -201,6 +201,28 @@ def event_feed(
     }
 
 
+def seat_feed(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
+    """Every event of a game the user played, as their seat saw it, even after the match: what
+    an export of their data holds (never the other seats' hidden cards)."""
+    game = store.read(game_id)
+    state, seat, _ = _access(game, user)
+    rows = store.load_events(game.game_id, upto=state.version)
+    return {
+        "game_id": str(game.game_id),
+        "status": game.status,
+        "seat": seat,
+        "seats": public_seats(state),
+        "version": state.version,
+        "events": [feed_item(row, seat, False) for row in rows.iterator(chunk_size=500)],
+    }
+
+
+def games_of_user(*, user: Any) -> list[Game]:
+    """Every table the user sits at (or sat at, for started games), oldest first."""
+    seated = Seat.objects.filter(user=user).values("game_id")
+    return list(_with_seats(Game.objects.filter(pk__in=seated)).order_by("created_at", "id"))
+
+
 # ---------------------------------------------------------------- replay and audit
 
 

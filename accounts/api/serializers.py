@@ -101,6 +101,10 @@ class PasswordResetConfirmInputSerializer(serializers.Serializer):
     new_password = password_field(help_text="Checked by the server's password validators.")
 
 
+class AccountDeleteInputSerializer(serializers.Serializer):
+    password = password_field(help_text="The account's password, to confirm.")
+
+
 class AcceptedSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
@@ -296,3 +300,37 @@ class LeaderboardParamsSerializer(LeaderboardQuerySerializer):
 class LeaderboardPageSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text="Players with at least min_games matches.")
     results = LeaderboardEntrySerializer(many=True)
+
+
+# ---------------------------------------------------------------- export
+
+
+class AccountSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    email = serializers.CharField()
+    date_joined = serializers.DateTimeField()
+    last_login = serializers.DateTimeField(allow_null=True)
+
+
+class ExportedGameSerializer(serializers.Serializer):
+    game_id = serializers.UUIDField()
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    rules = serializers.DictField()
+    seat = serializers.IntegerField(required=False, allow_null=True, help_text="Started games.")
+    seats = serializers.ListField(child=serializers.DictField(), required=False)
+    events = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="The game's events as this seat saw them (others' cards hidden, always).",
+    )
+
+
+class AccountExportSerializer(serializers.Serializer):
+    exported_at = serializers.DateTimeField()
+    account = AccountSerializer()
+    sessions = SessionSerializer(many=True)
+    history = PlayerMatchOutputSerializer(many=True, help_text="Newest first.")
+    stats = PlayerStatsSerializer()
+    games = ExportedGameSerializer(many=True)

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from accounts.api.views import (
+    AccountExportApi,
     LeaderboardApi,
     LogoutAllApi,
     LogoutApi,
@@ -32,6 +33,7 @@ urlpatterns = [
     path("me/sessions", SessionListApi.as_view(), name="me-sessions"),
     path("me/sessions/<uuid:session_id>", SessionApi.as_view(), name="me-session"),
     path("me/password", PasswordChangeApi.as_view(), name="me-password"),
+    path("me/export", AccountExportApi.as_view(), name="me-export"),
     path("players/<str:username>/matches", PlayerMatchesApi.as_view(), name="player-matches"),
     path("players/<str:username>/stats", PlayerStatsApi.as_view(), name="player-stats"),
     path("leaderboard", LeaderboardApi.as_view(), name="leaderboard"),

@@ -13,6 +13,8 @@ from rest_framework.views import APIView
 from accounts import selectors, services
 from accounts.api.serializers import (
     AcceptedSerializer,
+    AccountDeleteInputSerializer,
+    AccountExportSerializer,
     LeaderboardPageSerializer,
     LeaderboardParamsSerializer,
     MatchDetailSerializer,
@@ -193,6 +195,36 @@ class MeApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response(UserOutputSerializer(request.user).data)
+
+    @extend_schema(
+        operation_id="me_delete",
+        summary="Delete my account (with my password): nothing personal remains",
+        description="Sessions end; name, e-mail and password are erased; history and stats "
+        "leave the public reads. Finished games keep their events (hash chains intact) and show "
+        '"deleted player"; a running match times the seat out until it ends.',
+        tags=TAGS,
+        request=AccountDeleteInputSerializer,
+        responses={204: None, **error_responses(400, 401, 415)},
+    )
+    def delete(self, request: Request) -> Response:
+        data = AccountDeleteInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.account_delete(user=request.user, **data.validated_data)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AccountExportApi(APIView):
+    @extend_schema(
+        operation_id="me_export",
+        summary="All my data as one JSON document",
+        description="Account, sessions, match history, stats, and every game I sat at as my "
+        "seat's feed (other seats' hidden cards stay hidden).",
+        tags=TAGS,
+        responses={200: AccountExportSerializer, **error_responses(401)},
+    )
+    def get(self, request: Request) -> Response:
+        export = selectors.account_export(user=request.user, current=request.auth)
+        return Response(AccountExportSerializer(export).data)
 
 
 # ---------------------------------------------------------------- players (public)

@@ -3,6 +3,20 @@
 from django.db import migrations, models
 
 
+def drop_names_from_match_records(apps, schema_editor):
+    """Match records (a projection, rebuildable) copied game_started's seats with the usernames
+    older events carry: keep the user id only; names are resolved when read."""
+    MatchRecord = apps.get_model("accounts", "MatchRecord")
+    for record in MatchRecord.objects.all().iterator(chunk_size=500):
+        seats = [
+            {k: v for k, v in seat.items() if k not in ("username", "name")}
+            for seat in record.seats
+        ]
+        if seats != record.seats:
+            record.seats = seats
+            record.save(update_fields=["seats"])
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -15,4 +29,5 @@ class Migration(migrations.Migration):
             name='deleted_at',
             field=models.DateTimeField(blank=True, help_text="When the player deleted the account: the row is anonymised (placeholder name, no e-mail, no password) and kept only as the id their games' events name.", null=True),
         ),
+        migrations.RunPython(drop_names_from_match_records, migrations.RunPython.noop),
     ]
