@@ -132,6 +132,11 @@ def sessions_end_all(*, user: User, keep: Session | None = None) -> int:
     return _end(list(others.only("pk")))
 
 
+def sessions_purge(*, expired_before: Any) -> int:
+    """Delete sessions that expired before this time (until then they answer token_expired)."""
+    return Session.objects.filter(expiry__lt=expired_before).delete()[0]
+
+
 # ---------------------------------------------------------------- passwords
 
 

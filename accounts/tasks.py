@@ -12,9 +12,11 @@ answer and its time are the same whether the address is known or not.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from django.db import transaction
+from django.utils import timezone
 
 from accounts import projections, services
 from games import scheduling, settlement
@@ -55,3 +57,13 @@ def settle_match(game_id: str, version: int) -> str:
 def send_password_reset(email: str) -> int:
     """Mail the reset link to the accounts with this address (none: nothing is sent)."""
     return services.password_reset_send(email=email)
+
+
+#: Expired sessions are kept this long (answering 401 token_expired), then purged.
+EXPIRED_SESSIONS_KEPT = timedelta(days=30)
+
+
+@shared_task(name="accounts.tasks.purge_sessions")
+def purge_sessions() -> int:
+    """Beat, daily: delete sessions that expired more than EXPIRED_SESSIONS_KEPT ago."""
+    return services.sessions_purge(expired_before=timezone.now() - EXPIRED_SESSIONS_KEPT)

@@ -186,8 +186,8 @@ REST_KNOX = {
 
 # Mail (password reset): EMAIL_URL picks the backend, e.g. smtp://user:pass@host:587?tls=1,
 # console: (the default: mails printed on stdout) or locmem: (tests).
-EMAIL_URL = os.environ.get("EMAIL_URL", "console:")
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "tongits@localhost")
+EMAIL_URL = os.environ.get("EMAIL_URL") or "console:"
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL") or "tongits@localhost"
 
 
 def email_settings(url: str) -> dict[str, object]:
@@ -220,8 +220,9 @@ def email_settings(url: str) -> dict[str, object]:
 
 globals().update(email_settings(EMAIL_URL))
 # The password-reset mail links here: {uid} and {token} are filled in.
-TONGITS_PASSWORD_RESET_URL = os.environ.get(
-    "TONGITS_PASSWORD_RESET_URL", "http://localhost:8000/reset-password?uid={uid}&token={token}"
+TONGITS_PASSWORD_RESET_URL = (
+    os.environ.get("TONGITS_PASSWORD_RESET_URL")
+    or "http://localhost:8000/reset-password?uid={uid}&token={token}"
 )
 PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's setting)
 
@@ -270,6 +271,7 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that waited out a whole period is superseded by the next one.
         "options": {"expires": TONGITS_SWEEP_INTERVAL_SECONDS},
     },
+    "purge-sessions": {"task": "accounts.tasks.purge_sessions", "schedule": 24 * 3600.0},
 }
 
 # --- Logging -----------------------------------------------------------------------------------

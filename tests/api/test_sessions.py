@@ -193,3 +193,21 @@ def test_drf_tokens_are_migrated_to_hashed_sessions_with_the_same_key(user_facto
     assert client.get(ME).json()["username"] == "ned"
     assert client.post("/api/v1/auth/logout").status_code == 204
     assert_error(client.get(ME), 401, "authentication_failed")
+
+
+def test_long_expired_sessions_are_purged(user_factory):
+    from accounts.tasks import purge_sessions
+
+    user_factory(username="ola")
+    old, fresh = log_in("ola")[1], log_in("ola")[1]
+    Session.objects.filter(pk=old["session"]["id"]).update(
+        expiry=timezone.now() - timedelta(days=31)
+    )
+    Session.objects.filter(pk=fresh["session"]["id"]).update(
+        expiry=timezone.now() - timedelta(days=29)
+    )
+    assert purge_sessions() == 1
+    assert (
+        list(Session.objects.values_list("pk", flat=True)) == [Session.objects.get().pk]
+        and str(Session.objects.get().pk) == fresh["session"]["id"]
+    )
