@@ -53,6 +53,27 @@ async def _sleep_until(changed: asyncio.Event, seconds: float) -> bool:
     return True
 
 
+def _render(
+    rows: dict[int, Any],
+    missing: list[int],
+    read: feed.GameRead,
+    seat: int | None,
+    reveal: bool,
+    want_view: bool,
+    views: dict[tuple, bytes],
+) -> tuple[list[tuple[int, bytes]], bytes | None]:
+    """The SSE frames of these events and, if wanted and not cached, the view (in the pool)."""
+    frames = [
+        (seq, frame(rows[seq].type, to_json(selectors.feed_item(rows[seq], seat, reveal)), seq))
+        for seq in missing
+    ]
+    view_key = (read.version, read.game.status, read.game.turn_deadline, read.done)
+    view = None
+    if want_view and (seat, view_key) not in views:
+        view = to_json(feed.view_payload(read, seat))
+    return frames, view
+
+
 async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
     """Events after ``opened.after`` for the reader's seat, then live ones, until settled."""
     live = listener.get()
@@ -65,25 +86,29 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             changed = hub.changed  # taken before reading: a notice during the read wakes us
             read = await hub.read(last)
             reveal = read.finished
-            out = []
-            for seq in range(last + 1, read.version + 1):
-                key = (seq, seat, reveal)
-                data = hub.rendered.get(key)
-                if data is None:
-                    row = hub.rows[seq]
-                    data = hub.rendered[key] = frame(
-                        row.type, to_json(selectors.feed_item(row, seat, reveal)), seq
-                    )
-                out.append(data)
-            last = read.version
+            seqs = range(last + 1, read.version + 1)
             view_key = (read.version, read.game.status, read.game.turn_deadline, read.done)
-            if out or view_key != last_view:
-                cached = hub.view_cache.get((seat, view_key))
-                if cached is None:
-                    cached = hub.view_cache[(seat, view_key)] = to_json(
-                        feed.view_payload(read, seat)
-                    )
-                out.append(frame("view", with_server_time(cached)))
+            want_view = bool(seqs) or view_key != last_view
+            missing = [seq for seq in seqs if (seq, seat, reveal) not in hub.rendered]
+            if missing or (want_view and (seat, view_key) not in hub.view_cache):
+                # Rendered in the pool: showing seats resolves players' names (a query).
+                frames, view = await db.run(
+                    _render,
+                    {seq: hub.rows[seq] for seq in missing},
+                    missing,
+                    read,
+                    seat,
+                    reveal,
+                    want_view,
+                    hub.view_cache,
+                )
+                hub.rendered.update({(seq, seat, reveal): data for seq, data in frames})
+                if view is not None:
+                    hub.view_cache[(seat, view_key)] = view
+            out = [hub.rendered[(seq, seat, reveal)] for seq in seqs]
+            last = read.version
+            if want_view:
+                out.append(frame("view", with_server_time(hub.view_cache[(seat, view_key)])))
                 last_view = view_key
             if read.done:
                 out.append(frame("end", to_json({"reason": "settled"})))

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from rest_framework.authtoken.models import Token
 
+from accounts.services import session_create
 from tests.api.games_support import choose
 
 TABLES = "/api/v1/tables"
@@ -152,7 +152,7 @@ class Live:
 
     def player(self, **fields: Any) -> Player:
         user = self.user_factory(**fields)
-        token = Token.objects.create(user=user).key
+        _, token = session_create(user=user, device="live-test")
         http = httpx.Client(
             base_url=self.url, headers={"Authorization": f"Token {token}"}, timeout=10.0
         )
