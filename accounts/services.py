@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import authenticate
+from django.contrib.auth.signals import user_logged_in
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
@@ -107,6 +108,7 @@ def token_obtain(*, username: str, password: str, device: str = "") -> tuple[Ses
     user = authenticate(username=username, password=password)
     if user is None:
         raise InvalidCredentials()
+    user_logged_in.send(sender=type(user), request=None, user=user)  # last_login, as Django does
     return session_create(user=user, device=device)
 
 

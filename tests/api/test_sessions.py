@@ -209,3 +209,11 @@ def test_long_expired_sessions_are_purged(user_factory):
     assert purge_sessions() == 1
     remaining = [str(pk) for pk in Session.objects.values_list("pk", flat=True)]
     assert remaining == [fresh["session"]["id"]]
+
+
+def test_a_log_in_sets_last_login(user_factory):
+    user = user_factory(username="pia")
+    assert user.last_login is None
+    log_in("pia")
+    user.refresh_from_db()
+    assert user.last_login is not None
