@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
+from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -90,3 +90,15 @@ class PlayerStatsAdmin(ReadOnlyAdmin):
     search_fields = ("player__username",)
     list_select_related = ("player",)
     ordering = ("-ordinal",)
+
+
+@admin.register(Session)
+class SessionAdmin(ReadOnlyAdmin):
+    """Sessions (knox tokens): who is logged in where; only the digest of a key is stored."""
+
+    list_display = ("id", "user", "device", "created", "last_used_at", "expiry")
+    search_fields = ("user__username", "device")
+    exclude = ("digest", "token_key")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return True  # ending a session (staff logging a device out) is allowed

@@ -10,8 +10,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import authenticate
-from django.contrib.auth.signals import user_logged_in
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.signals import user_logged_in
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail

@@ -29,6 +29,7 @@ from schemathesis.specs.openapi.checks import (
 from accounts.services import session_create
 from games import lobby
 from tests.api.games_support import fast_password_hashing  # noqa: F401 (a fixture)
+from tests.api.test_schema import NEW_ACCOUNT_OPERATIONS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
 
@@ -118,6 +119,8 @@ def fuzz(operation, mode: GenerationMode, headers: dict, ids: list[str]):
 
 def test_fuzz_every_operation(schema, setup):
     headers, ids = setup
+    covered = {(op.path, op.method.lower()) for op in operations(schema)}
+    assert {(path, method) for path, method, _ in NEW_ACCOUNT_OPERATIONS} <= covered
     tried = 0
     for operation in operations(schema):
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):

@@ -25,6 +25,32 @@ def test_schema_documents_the_accounts_api(schema):
     assert "tokenAuth" in schema["components"]["securitySchemes"]
 
 
+NEW_ACCOUNT_OPERATIONS = {
+    ("/api/v1/auth/logout-all", "post", "204"),
+    ("/api/v1/auth/password-reset", "post", "202"),
+    ("/api/v1/auth/password-reset/confirm", "post", "204"),
+    ("/api/v1/me", "delete", "204"),
+    ("/api/v1/me/sessions", "get", "200"),
+    ("/api/v1/me/sessions/{session_id}", "delete", "204"),
+    ("/api/v1/me/password", "post", "204"),
+    ("/api/v1/me/export", "get", "200"),
+}
+
+
+def test_schema_documents_sessions_passwords_and_leaving(schema):
+    paths = schema["paths"]
+    for path, method, status in NEW_ACCOUNT_OPERATIONS:
+        operation = paths[path][method]
+        assert status in operation["responses"], (path, method)
+        assert operation.get("summary"), (path, method)
+    # Log-in keeps answering {"token": ...} and adds the session.
+    login = paths["/api/v1/auth/token"]["post"]["responses"]["200"]["content"]
+    ref = login["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    assert {"token", "session"} <= set(schema["components"]["schemas"][ref]["properties"])
+    assert "401" in paths["/api/v1/me/sessions"]["get"]["responses"]
+    assert "400" in paths["/api/v1/auth/password-reset/confirm"]["post"]["responses"]
+
+
 def test_errors_are_documented(schema):
     error = schema["components"]["schemas"]["Error"]
     assert {"code", "detail"} <= set(error["required"])
