@@ -70,6 +70,12 @@ def _checked_password(password: str, user: User, field: str = "password") -> Non
         raise ValidationError({field: exc.messages}) from exc
 
 
+def _fresh(user: User) -> User:
+    """The user's row, locked: the request's user may be a second old (the token look-up is
+    remembered), and its password hash with it."""
+    return User.objects.select_for_update().get(pk=user.pk)
+
+
 # ---------------------------------------------------------------- sessions
 
 
@@ -147,6 +153,7 @@ def password_change(
     *, user: User, old_password: str, new_password: str, current: Session | None
 ) -> None:
     """Set a new password (old one required) and end every other session of the user."""
+    user = _fresh(user)
     if not user.check_password(old_password):
         raise WrongPassword()
     _checked_password(new_password, user, field="new_password")
@@ -219,6 +226,7 @@ def account_delete(*, user: User, password: str) -> None:
     left; history rows and totals leave the projections (``projections.forget_player``), and
     opponents keep the matches. A running match goes on with the seat timed out at each turn.
     """
+    user = _fresh(user)
     if user.is_bot or not user.check_password(password):
         raise WrongPassword()
     sessions_end_all(user=user)

@@ -90,6 +90,7 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             view_key = (read.version, read.game.status, read.game.turn_deadline, read.done)
             want_view = bool(seqs) or view_key != last_view
             missing = [seq for seq in seqs if (seq, seat, reveal) not in hub.rendered]
+            fresh: dict[int, bytes] = {}
             if missing or (want_view and (seat, view_key) not in hub.view_cache):
                 # Rendered in the pool: showing seats resolves players' names (a query).
                 frames, view = await db.run(
@@ -102,10 +103,15 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
                     want_view,
                     hub.view_cache,
                 )
-                hub.rendered.update({(seq, seat, reveal): data for seq, data in frames})
+                fresh.update(frames)
+                for seq, data in frames:
+                    if seq not in hub.rows or hub.rows[seq].type != "game_started":
+                        hub.rendered[(seq, seat, reveal)] = data
                 if view is not None:
                     hub.view_cache[(seat, view_key)] = view
-            out = [hub.rendered[(seq, seat, reveal)] for seq in seqs]
+            # game_started names the players: rendered for each stream, never kept, so a
+            # deleted player's name does not outlive the account in this process.
+            out = [fresh.get(seq) or hub.rendered[(seq, seat, reveal)] for seq in seqs]
             last = read.version
             if want_view:
                 out.append(frame("view", with_server_time(hub.view_cache[(seat, view_key)])))
