@@ -22,7 +22,10 @@ class RegisterInputSerializer(serializers.Serializer):
         style={"input_type": "password"},
         help_text="Checked by the server's password validators.",
     )
-    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    # No default: an email default of "" is not a valid "format: email" (the service's is "").
+    email = serializers.EmailField(
+        required=False, allow_blank=True, help_text="Optional; empty or absent: none."
+    )
 
 
 class TokenInputSerializer(serializers.Serializer):
