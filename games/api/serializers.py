@@ -10,13 +10,13 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from games.api.commands import CommandField, CommandListField
 from games.lobby import BOT_LEVELS
 from games.models import Game
-from games.rules import COMMAND_TYPES, PHASES, RuleSet
+from games.rules import PHASES, RuleSet
 from games.rules.ruleset import DRAW_CALL_TIMINGS, FIRST_DEALERS, STOCK_OUT_TIES
 
 MAX_VERSION = 2**31 - 1
-CARD_HELP = 'Card code, rank then suit: "AS", "7H", "TD" ("10D" accepted on input).'
 
 
 # ---------------------------------------------------------------- rules and seats
@@ -163,25 +163,6 @@ class TableOutputSerializer(serializers.Serializer):
 # ---------------------------------------------------------------- commands
 
 
-class CommandSchemaSerializer(serializers.Serializer):
-    """A command (DESIGN.md): ``type`` plus the fields that type needs."""
-
-    type = serializers.ChoiceField(choices=COMMAND_TYPES)
-    cards = serializers.ListField(
-        child=serializers.CharField(help_text=CARD_HELP),
-        required=False,
-        help_text="meld / take_discard: the hand cards of the new meld.",
-    )
-    card = serializers.CharField(required=False, help_text=f"lay_off / discard. {CARD_HELP}")
-    meld_id = serializers.IntegerField(required=False, help_text="lay_off / take_discard.")
-    hidden = serializers.BooleanField(required=False, help_text="meld: a secret set.")
-
-
-@extend_schema_field(CommandSchemaSerializer)
-class CommandField(serializers.DictField):
-    """Any JSON object: the rules core validates it (and answers 422 with a code)."""
-
-
 class CommandInputSerializer(serializers.Serializer):
     command = CommandField()
     expected_version = serializers.IntegerField(
@@ -274,7 +255,7 @@ class GamePayloadSerializer(serializers.Serializer):
     turn_deadline = serializers.DateTimeField(allow_null=True)
     seats = SeatOutputSerializer(many=True)
     view = PlayerViewSerializer()
-    legal_commands = CommandSchemaSerializer(many=True, help_text="Every command you may send.")
+    legal_commands = CommandListField(help_text="Every command you may send.")
     revealed = PlayerViewSerializer(
         required=False, help_text="After the match: everything (every hand, the stock)."
     )
