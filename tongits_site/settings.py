@@ -165,6 +165,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Fields named alike with other choices (games/api/event_schemas.py, games/api/serializers.py).
+    "ENUM_NAME_OVERRIDES": {
+        "MeldKindEnum": "games.api.event_schemas.MELD_KINDS",
+        "SeatKindEnum": ["user", "open", "bot"],
+        "StartedSeatKindEnum": ["user", "bot"],
+    },
 }
 
 # A token's user is remembered this long per process: a revoked token stops working at once in

@@ -18,7 +18,7 @@ from rest_framework import serializers
 
 from games.rules import COMMAND_TYPES
 
-#: Card codes the server reads: rank then suit ("AS", "7H", "TD"), "10" for ten, upper or lower case.
+#: Card codes the server reads: rank then suit ("AS", "7H", "TD"), "10" for ten, any one case.
 CARD_INPUT_PATTERN = r"^(?:[A2-9TJQK]|10)[CDHS]$|^(?:[a2-9tjqk]|10)[cdhs]$"
 #: Card codes the server writes.
 CARD_PATTERN = r"^[A2-9TJQK][CDHS]$"
@@ -62,10 +62,15 @@ COMMAND_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
         "Take the top discard: into a new meld with `cards` from your hand, or (rule "
         "take_discard_to_lay_off) onto your meld `meld_id`. Exactly one of the two "
         "(422 bad_command otherwise).",
-        cards=_cards("Hand cards of the new meld, with the discard.", required=False,
-                     allow_null=True),
-        meld_id=serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                         help_text="Your meld the discard goes onto."),
+        cards=_cards(
+            "Hand cards of the new meld, with the discard.", required=False, allow_null=True
+        ),
+        meld_id=serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            help_text="Your meld the discard goes onto.",
+        ),
     ),  # fmt: skip
     "meld": _command(
         "MeldCommandSerializer",
@@ -89,7 +94,7 @@ COMMAND_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
         "Discard a card: ends your turn.",
         card=CardInputField(),
     ),
-    "call_draw": _command("CallDrawCommandSerializer", "call_draw", "Call Draw (\"Fight\")."),
+    "call_draw": _command("CallDrawCommandSerializer", "call_draw", 'Call Draw ("Fight").'),
     "challenge": _command(
         "ChallengeCommandSerializer", "challenge", "Answer a Draw call: challenge it."
     ),
