@@ -41,8 +41,9 @@ def test_every_game_operation_is_documented(schema, path, method):
     assert GAME_OPERATIONS[(path, method)] <= set(operation["responses"])
     for status, response in operation["responses"].items():
         ref = response["content"]["application/json"]["schema"]
-        if status.startswith(("4", "5")):
-            assert ref == {"$ref": "#/components/schemas/Error"}
+        if status.startswith(("4", "5")):  # its own error component, with a code enum
+            name = "".join(w.capitalize() for w in operation["operationId"].split("_"))
+            assert ref == {"$ref": f"#/components/schemas/{name}Error{status}"}
         else:
             assert ref  # a documented body
     assert {"tokenAuth": []} in operation["security"]
