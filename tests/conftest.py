@@ -49,13 +49,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not error_codes.SEEN:
         return
     problems = error_codes.undocumented_errors(error_codes.SEEN, error_codes.live_schema())
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(
+            f"API errors provoked: {len(error_codes.SEEN)} (path, method, status, code), "
+            f"{len(problems)} not in the schema"
+        )
     if problems:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         lines = ["API errors the schema does not document (tongits_site/api_schema.py):"]
         lines += [f"  {p}" for p in problems]
         if reporter is not None:
             reporter.write_line("\n".join(lines), red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "django_db_blocker"}
 

@@ -68,9 +68,7 @@ def live_schema() -> dict[str, Any]:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-def undocumented_errors(
-    seen: set[tuple[str, str, int, str]], schema: dict[str, Any]
-) -> list[str]:
+def undocumented_errors(seen: set[tuple[str, str, int, str]], schema: dict[str, Any]) -> list[str]:
     """The recorded errors the schema does not declare (on documented operations)."""
     problems = []
     components = schema["components"]["schemas"]

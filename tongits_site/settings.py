@@ -175,6 +175,7 @@ SPECTACULAR_SETTINGS = {
         "MeldKindEnum": "games.api.event_schemas.MELD_KINDS",
         "SeatKindEnum": ["user", "open", "bot"],
         "StartedSeatKindEnum": ["user", "bot"],
+        "RulesPresetEnum": "accounts.api.serializers.RULES_PRESETS",
     },
 }
 
