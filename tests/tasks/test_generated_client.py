@@ -102,15 +102,16 @@ class Checked:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, operation: Any, status: int, **kwargs: Any) -> Any:
+    def __call__(self, operation: Any, expected: int, /, **kwargs: Any) -> Any:
         response = operation.sync_detailed(**kwargs)
-        assert response.status_code == status, (operation.__name__, response.content[:500])
+        assert response.status_code == expected, (operation.__name__, response.content[:500])
         raw = json.loads(response.content)
         parsed = response.parsed
-        assert parsed is not None, f"{operation.__name__}: no model for {status}"
+        assert parsed is not None, f"{operation.__name__}: no model for {expected}"
         self.calls += 1
         assert undeclared(parsed) == [], operation.__name__
-        assert _same(raw, parsed.to_dict()), (operation.__name__, raw, parsed.to_dict())
+        dumped = [m.to_dict() for m in parsed] if isinstance(parsed, list) else parsed.to_dict()
+        assert _same(raw, dumped), (operation.__name__, raw, dumped)
         return parsed
 
 
@@ -233,6 +234,11 @@ def test_a_generated_client_plays_a_match_and_reads_everything(generated, worker
     board = call(mod(players, "leaderboard"), 200, client=anonymous)
     assert "mobile" in {entry.username for entry in board.results}
     call(mod(live, "me_games"), 200, client=me)
+    call(mod(tables, "tables_retrieve"), 200, game_id=game_id, client=me)
+    listed = call(mod(tables, "tables_list"), 200, client=me, status=models.StatusEnum.FINISHED)
+    assert str(game_id) in {str(t.id) for t in listed}
+    call(mod(games, "games_stream_ticket"), 201, game_id=game_id, client=me)
+    call(mod(live, "me_stream_ticket"), 201, client=me)
     call(mod(accounts, "me"), 200, client=me)
 
     # Log out, then log in again from a client that still sends the revoked token.
