@@ -14,6 +14,9 @@ Fixtures:
     game_timing           (autouse) no bot delay; the next round dealt at once, in the
                           command's transaction (tests/tasks deals through the worker instead)
 
+Every API error answered during the session is recorded (``tests/error_codes.py``); at the end
+of the session the run fails if the schema does not list its status or code for that operation.
+
 Celery publishes to ``TEST_BROKER_URL`` (its own Redis database, which tests/tasks empties),
 never to a developer's or CI's broker: transactional tests queue follow-ups on commit.
 """
@@ -51,6 +54,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     problems = error_codes.undocumented_errors(error_codes.SEEN, error_codes.live_schema())
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
+        reporter.ensure_newline()
         reporter.write_line(
             f"API errors provoked: {len(error_codes.SEEN)} (path, method, status, code), "
             f"{len(problems)} not in the schema"
