@@ -54,9 +54,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     problems = error_codes.undocumented_errors(error_codes.SEEN, error_codes.live_schema())
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        reporter.ensure_newline()
         reporter.write_line(
-            f"API errors provoked: {len(error_codes.SEEN)} (path, method, status, code), "
+            f"\nAPI errors provoked: {len(error_codes.SEEN)} (path, method, status, code), "
             f"{len(problems)} not in the schema"
         )
     if problems:

@@ -35,10 +35,19 @@ ROUND_END_REASONS = ("tongits", "draw", "stock_out", "turn_cap")
 BOT_LEVELS = ("easy", "normal", "hard")
 
 
+class CardField(serializers.CharField):
+    """A card code as the server writes it (documented with its pattern)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", 'A card code, rank then suit: "AS", "7H", "TD".')
+        super().__init__(**kwargs)
+        # Added here, not after construction: DRF re-creates declared fields from their
+        # arguments when it copies a serializer's fields.
+        self.validators.append(RegexValidator(CARD_PATTERN))
+
+
 def card_field(**kwargs: Any) -> serializers.Field:
-    field = serializers.CharField(help_text=kwargs.pop("help_text", "A card code."), **kwargs)
-    field.validators.append(RegexValidator(CARD_PATTERN))
-    return field
+    return CardField(**kwargs)
 
 
 def cards_field(**kwargs: Any) -> serializers.Field:

@@ -89,6 +89,10 @@ def test_every_rules_event_type_has_a_schema_with_its_fields(components):
         declared = set(schema["properties"])
         assert {f.name for f in dataclasses.fields(cls)} | {"type"} <= declared, event_type
         assert "type" in schema["required"]
+        if "card" in schema["properties"]:
+            assert schema["properties"]["card"]["pattern"] == "^[A2-9TJQK][CDHS]$"
+        if "card" in schema["properties"]:
+            assert schema["properties"]["card"]["pattern"] == "^[A2-9TJQK][CDHS]$"
         for name, prop in schema["properties"].items():
             # No untyped object: every property has a type, a $ref or a oneOf.
             assert {"type", "$ref", "allOf", "oneOf"} & set(prop), (event_type, name)
