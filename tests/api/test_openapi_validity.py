@@ -45,3 +45,12 @@ def test_every_example_fits_its_schema(api_client):
                     assert errors == [], (operation["operationId"], name, errors)
                     checked += 1
     assert checked > 50
+
+
+def test_history_dates_accept_a_date_time_or_a_date(api_client):
+    schema = api_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    operation = schema["paths"]["/api/v1/players/{username}/matches"]["get"]
+    for parameter in operation["parameters"]:
+        if parameter["name"] in ("since", "until"):
+            formats = {s["format"] for s in parameter["schema"]["oneOf"]}
+            assert formats == {"date-time", "date"}
