@@ -1,9 +1,11 @@
 """``CachedTokenAuthentication``: django-rest-knox sessions with ``tongits_site.token_cache``.
 
-Clients send ``Authorization: Token <key>``. Each key is one session (``accounts.Session``, a
-knox token stored as its SHA-512 digest). A key's (user, session) is remembered for
-``TONGITS_TOKEN_CACHE_SECONDS`` per process (1 s; 0 turns it off), so an ended session stops
-working at once in the process that ended it and within that second everywhere else.
+Clients send ``Authorization: Bearer <key>`` (what OpenAPI generators send for the documented
+``http``/``bearer`` scheme) or ``Authorization: Token <key>`` (DRF's own spelling); both are
+``KEYWORDS``. Each key is one session (``accounts.Session``, a knox token stored as its SHA-512
+digest). A key's (user, session) is remembered for ``TONGITS_TOKEN_CACHE_SECONDS`` per process
+(1 s; 0 turns it off), so an ended session stops working at once in the process that ended it
+and within that second everywhere else.
 
 A found session past its ``expiry`` answers 401 ``token_expired`` (the client should log in
 again), any unknown key 401 ``authentication_failed``. Each use slides the expiry to now + the
@@ -22,9 +24,13 @@ from knox.auth import TokenAuthentication
 from knox.crypto import hash_token
 from knox.models import get_token_model
 from knox.settings import knox_settings
+from rest_framework.authentication import get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
 from tongits_site import token_cache
+
+#: The accepted ``Authorization`` prefixes (case-insensitive); the first is the one 401s name.
+KEYWORDS = ("Token", "Bearer")
 
 
 class TokenExpired(AuthenticationFailed):
@@ -33,6 +39,21 @@ class TokenExpired(AuthenticationFailed):
 
 
 class CachedTokenAuthentication(TokenAuthentication):
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        # knox matches one prefix (AUTH_HEADER_PREFIX); accept every one of KEYWORDS, then parse
+        # the header as knox does (one credential, no spaces).
+        auth = get_authorization_header(request).split()
+        if not auth or auth[0].lower() not in {k.lower().encode() for k in KEYWORDS}:
+            return None
+        if len(auth) == 1:
+            raise AuthenticationFailed("Invalid token header. No credentials provided.")
+        if len(auth) > 2:
+            raise AuthenticationFailed("Invalid token header. It should not contain spaces.")
+        return self.authenticate_credentials(auth[1])
+
+    def authenticate_header(self, request: Any) -> str:
+        return KEYWORDS[0]
+
     def authenticate_credentials(self, key: bytes | str) -> tuple[Any, Any]:
         if isinstance(key, bytes):
             try:
@@ -79,15 +100,16 @@ class CachedTokenAuthentication(TokenAuthentication):
 
 
 class CachedTokenScheme(OpenApiAuthenticationExtension):
-    """The schema's security scheme for it: ``Authorization: Token <key>`` (``tokenAuth``)."""
+    """Documented as HTTP bearer, so generated clients send ``Bearer <token>``, which works."""
 
-    target_class = CachedTokenAuthentication
+    target_class = "tongits_site.authentication.CachedTokenAuthentication"
     name = "tokenAuth"
+    match_subclasses = True
 
-    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
         return {
-            "type": "apiKey",
-            "in": "header",
-            "name": "Authorization",
-            "description": 'A session\'s key, as "Token <key>" (POST /auth/token opens one).',
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A session's key from auth/register or auth/token: \"Authorization: "
+            'Bearer <token>" ("Authorization: Token <token>" works too).',
         }
