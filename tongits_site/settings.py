@@ -73,6 +73,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: oversized bodies (413) and control characters in the path or query (400), as JSON.
+    "tongits_site.hardening.RequestLimitsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -147,9 +149,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tongits_site.authentication.CachedTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # orjson: several times faster than the json module on game views; the parser also refuses
-    # JSON nested deeper than 1,024 levels with a parse error instead of a RecursionError.
-    "DEFAULT_PARSER_CLASSES": ["drf_orjson_renderer.parsers.ORJSONParser"],
+    # orjson: several times faster than the json module on game views. The parser refuses bodies
+    # over TONGITS_MAX_BODY_BYTES (413) and deeper than TONGITS_MAX_JSON_DEPTH (400 parse_error).
+    "DEFAULT_PARSER_CLASSES": ["tongits_site.hardening.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["drf_orjson_renderer.renderers.ORJSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "tongits_site.api_errors.exception_handler",
@@ -166,6 +168,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# Input limits (tongits_site.hardening): our largest request is a few hundred bytes.
+TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))
+TONGITS_MAX_JSON_DEPTH = int(os.environ.get("TONGITS_MAX_JSON_DEPTH", "16"))
+DATA_UPLOAD_MAX_MEMORY_SIZE = TONGITS_MAX_BODY_BYTES
 
 # A token's user is remembered this long per process: a revoked token stops working at once in
 # the process that revoked it and within this time everywhere else (0: look up every request).

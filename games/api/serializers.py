@@ -177,9 +177,22 @@ class CommandSchemaSerializer(serializers.Serializer):
     hidden = serializers.BooleanField(required=False, help_text="meld: a secret set.")
 
 
+#: Every field a command may have (DESIGN.md); any other is refused with 400 ``invalid``.
+COMMAND_FIELDS = frozenset({"type", "cards", "card", "meld_id", "hidden"})
+
+
 @extend_schema_field(CommandSchemaSerializer)
 class CommandField(serializers.DictField):
-    """Any JSON object: the rules core validates it (and answers 422 with a code)."""
+    """A JSON object of known command fields: the rules core validates their values (and
+    answers 422 with a code); an unknown field is a malformed request, never ignored."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        unknown = sorted(set(value) - COMMAND_FIELDS)
+        if unknown:
+            names = ", ".join(repr(name[:20]) for name in unknown[:5])
+            raise serializers.ValidationError(f"Unknown command fields: {names}.")
+        return value
 
 
 class CommandInputSerializer(serializers.Serializer):
