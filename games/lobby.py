@@ -11,6 +11,7 @@ import random
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -27,6 +28,7 @@ from games.errors import (
     TableClosed,
     TableFull,
     TableNotFull,
+    TooManyWaitingTables,
     UnknownUser,
 )
 from games.models import Game, Seat
@@ -113,7 +115,20 @@ def table_create(
     if all(s.bot_level or s.user_id == user.pk for s in rows):
         _start(game, rows, user)
         game.refresh_from_db()
+    else:
+        _check_waiting_quota(user)
     return game
+
+
+def _check_waiting_quota(user: Any) -> None:
+    """At most ``TONGITS_MAX_WAITING_TABLES`` of a user's tables wait for players at once (one
+    user once filled the lobby with 30). Counted under a lock on the user's row, so two
+    concurrent creations cannot both take the last place."""
+    user_model = get_user_model()
+    user_model.objects.select_for_update().filter(pk=user.pk).first()
+    waiting = Game.objects.filter(created_by=user, status=Game.Status.WAITING).count()
+    if waiting > settings.TONGITS_MAX_WAITING_TABLES:  # this new table included
+        raise TooManyWaitingTables()
 
 
 def _lock_table(game_id: uuid.UUID | str) -> Game:

@@ -2,8 +2,8 @@
 
 - ``RequestLimitsMiddleware`` (first in ``MIDDLEWARE``): a body declared larger than
   ``TONGITS_MAX_BODY_BYTES`` is refused with 413 ``payload_too_large`` before anything reads it;
-  a path or query string holding NUL or another control character is refused with 400
-  ``bad_request`` (PostgreSQL text cannot hold NUL, and no name or parameter of ours has one).
+  a path holding NUL or another control character is 404 ``not_found`` (no name of ours has
+  one, and PostgreSQL text cannot hold NUL), a query string holding one 400 ``bad_request``.
 - ``LimitedJSONParser``: DRF's JSON parser (orjson) that also refuses bodies nested deeper than
   ``TONGITS_MAX_JSON_DEPTH`` and bodies longer than the limit that came without a length.
 - ``clip``: error details quote at most ``MAX_QUOTE`` characters of what a client sent.
@@ -39,8 +39,8 @@ def _error(code: str, detail: str, status: int) -> JsonResponse:
 
 
 class RequestLimitsMiddleware:
-    """413 for bodies over the limit (by ``Content-Length``), 400 for control characters in the
-    path or the query string. Runs before sessions, CSRF and the views."""
+    """413 for bodies over the limit (by ``Content-Length``), 404 for control characters in the
+    path, 400 in the query string. Runs before sessions, CSRF and the views."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -56,8 +56,8 @@ class RequestLimitsMiddleware:
             return _error(
                 "payload_too_large", f"The request body is larger than {limit} bytes.", 413
             )
-        if _has_control(request.path):
-            return _error("bad_request", "The path holds a control character.", 400)
+        if _has_control(request.path):  # no resource of ours is named with one
+            return _error("not_found", "Not found: the path holds a control character.", 404)
         try:
             query = request.GET
         except Exception:  # a query string Django cannot decode

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "accounts",
     "games",
     "games.live",
+    "tongits_site.ops",
 ]
 
 MIDDLEWARE = [
@@ -155,6 +156,8 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["drf_orjson_renderer.renderers.ORJSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "tongits_site.api_errors.exception_handler",
+    # Reads per token; register and commands set their own (tongits_site.throttling).
+    "DEFAULT_THROTTLE_CLASSES": ["tongits_site.throttling.ReadThrottle"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -167,7 +170,46 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "tongits_site.throttling.document_throttling",
+    ],
 }
+
+# --- Throttling (tongits_site.throttling, accounts.login_throttle) ---------------------------
+
+# The cache every web process counts in: Redis when CACHE_URL names one (redis://...), else
+# Django's database cache in the table "tongits_cache" (a migration creates it).
+CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL.startswith(("redis://", "rediss://", "unix://"))
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "tongits_cache",
+            # Counters are keyed by their time window; expired ones are culled, live ones kept.
+            "OPTIONS": {"MAX_ENTRIES": 200_000, "CULL_FREQUENCY": 4},
+        }
+    ),
+}
+# Rates: "<n>/<period>", period s, m, h or d, optionally with a multiple ("5/15m"); "" is off.
+TONGITS_THROTTLE_RATES = {
+    "reads": os.environ.get("TONGITS_RATE_READS", "1200/m"),  # per token (address without)
+    "commands": os.environ.get("TONGITS_RATE_COMMANDS", "300/m"),  # per user
+    "register": os.environ.get("TONGITS_RATE_REGISTER", "20/h"),  # per client address
+}
+# Failed log-ins: blocked from the Nth failure in a window, for BACKOFF s doubling per failure.
+TONGITS_LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("TONGITS_LOGIN_FAILURES_PER_ACCOUNT", "5"))
+TONGITS_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("TONGITS_LOGIN_FAILURES_PER_ADDRESS", "20"))
+TONGITS_LOGIN_WINDOW_SECONDS = env_float("TONGITS_LOGIN_WINDOW_SECONDS", 900.0)
+TONGITS_LOGIN_BACKOFF_SECONDS = env_float("TONGITS_LOGIN_BACKOFF_SECONDS", 30.0)
+TONGITS_LOGIN_BACKOFF_MAX_SECONDS = env_float("TONGITS_LOGIN_BACKOFF_MAX_SECONDS", 900.0)
+# Proxies in front that append the client's address to X-Forwarded-For (0: use REMOTE_ADDR).
+TONGITS_NUM_PROXIES = int(os.environ.get("TONGITS_NUM_PROXIES", "0"))
+# Tables one user may have waiting for players at once.
+TONGITS_MAX_WAITING_TABLES = int(os.environ.get("TONGITS_MAX_WAITING_TABLES", "3"))
 
 # Input limits (tongits_site.hardening): our largest request is a few hundred bytes.
 TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))

@@ -30,6 +30,7 @@ from games.api.serializers import (
     TableOutputSerializer,
 )
 from tongits_site.api_errors import ApiError, error_responses
+from tongits_site.throttling import CommandThrottle
 
 TABLES = ["tables"]
 GAMES = ["games"]
@@ -57,11 +58,12 @@ class TablesApi(APIView):
         description=(
             "A table of you and bots only (no open seat, no other user) starts at once: the "
             'answer has `"status": "active"` and the server plays the bots. Any other table '
-            "waits for its players and `start`."
+            "waits for its players and `start`. 409 `too_many_waiting_tables`: you already "
+            "have `TONGITS_MAX_WAITING_TABLES` (3) tables waiting."
         ),
         tags=TABLES,
         request=TableCreateInputSerializer,
-        responses={201: TableOutputSerializer, **error_responses(400, 401, 415)},
+        responses={201: TableOutputSerializer, **error_responses(400, 401, 409, 415)},
     )
     def post(self, request: Request) -> Response:
         data = TableCreateInputSerializer(data=request.data)
@@ -162,6 +164,8 @@ def _idempotency_key(request: Request) -> str | None:
 
 
 class GameCommandsApi(APIView):
+    throttle_classes = [CommandThrottle]
+
     @extend_schema(
         operation_id="games_command",
         summary="Play a command for your seat",
