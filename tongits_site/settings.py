@@ -208,6 +208,10 @@ TONGITS_LOGIN_BACKOFF_SECONDS = env_float("TONGITS_LOGIN_BACKOFF_SECONDS", 30.0)
 TONGITS_LOGIN_BACKOFF_MAX_SECONDS = env_float("TONGITS_LOGIN_BACKOFF_MAX_SECONDS", 900.0)
 # Proxies in front that append the client's address to X-Forwarded-For (0: use REMOTE_ADDR).
 TONGITS_NUM_PROXIES = int(os.environ.get("TONGITS_NUM_PROXIES", "0"))
+# A named seat is an invitation; unanswered for this long, it lapses and the seat is open again.
+TONGITS_INVITATION_SECONDS = env_float("TONGITS_INVITATION_SECONDS", 3600.0)
+# A rated table's turns: at least this long, or 0 (no limit). Casual tables may be faster.
+TONGITS_RATED_MIN_TURN_SECONDS = env_float("TONGITS_RATED_MIN_TURN_SECONDS", 10.0)
 # Tables one user may have waiting for players at once.
 TONGITS_MAX_WAITING_TABLES = int(os.environ.get("TONGITS_MAX_WAITING_TABLES", "3"))
 
@@ -249,6 +253,10 @@ TONGITS_SCHEDULER_POLL_SECONDS = env_float("TONGITS_SCHEDULER_POLL_SECONDS", 0.5
 TONGITS_HEAD_CACHE_SIZE = int(os.environ.get("TONGITS_HEAD_CACHE_SIZE", "4096"))
 # A claimed table is claimed again after this long if its task wrote nothing (a lost task).
 TONGITS_SCHEDULER_LEASE_SECONDS = env_float("TONGITS_SCHEDULER_LEASE_SECONDS", 15.0)
+# The sweeper aborts a started table without turn limits (turn_seconds 0) idle this long.
+TONGITS_ABORT_IDLE_SECONDS = env_float("TONGITS_ABORT_IDLE_SECONDS", 7 * 24 * 3600.0)
+# /healthz answers 503 once the sweeper's last run is this many sweep intervals old.
+TONGITS_HEALTH_LATE_INTERVALS = 3
 
 CELERY_BEAT_SCHEDULE = {
     "sweep": {
