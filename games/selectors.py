@@ -8,11 +8,13 @@ row's ``snapshot`` holds hands, stock and salt, so it never leaves this module u
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
 
 from games import store
 from games.application import SERVER_WORK, seat_of_user
@@ -62,9 +64,14 @@ def table_get(*, game_id: uuid.UUID | str) -> Game:
 
 
 def seat_entries(game: Game) -> list[dict[str, Any]]:
-    """Who sits where, as the API shows it (user seats with id and username)."""
+    """Who sits where, as the API shows it (user seats with id and username; a lapsed
+    invitation is an open seat, as the next write on the table makes it)."""
     out = []
+    lapsed = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
     for seat in game.seats.all():
+        if seat.invitation == Seat.Invitation.PENDING and seat.invited_at < lapsed:
+            out.append({"seat": seat.index, "kind": "open"})
+            continue
         entry: dict[str, Any] = {"seat": seat.index, "kind": seat.kind}
         if seat.user_id:
             entry["user_id"] = seat.user_id
