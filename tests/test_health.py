@@ -79,3 +79,20 @@ def test_a_sweeper_that_never_ran_is_late_once_the_process_is_old(
     assert client.get("/healthz").status_code == 200  # just started: the sweeper has time
     monkeypatch.setattr(health, "STARTED", time.time() - 3600)
     assert client.get("/healthz").json()["late"] == ["sweeper"]
+
+
+@pytest.mark.django_db
+def test_the_health_command_checks_the_same_heartbeat(settings) -> None:
+    from datetime import timedelta
+
+    from django.core.management import CommandError, call_command
+    from django.utils import timezone
+
+    from games import scheduling
+
+    scheduling.heartbeat(scheduling.SWEEPER)
+    call_command("health")
+    late = timezone.now() - timedelta(seconds=3 * settings.TONGITS_SWEEP_INTERVAL_SECONDS + 5)
+    scheduling.heartbeat(scheduling.SWEEPER, late)
+    with pytest.raises(CommandError, match="late: sweeper"):
+        call_command("health")

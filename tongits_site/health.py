@@ -29,10 +29,12 @@ PARTS = {"sweeper": "celery beat's sweep task, run by a worker"}
 STARTED = time.time()
 
 
-def late_parts(beats: dict[str, float], now: float) -> list[str]:
-    """The parts whose last heartbeat (epoch seconds) is older than the limit."""
+def late_parts(beats: dict[str, float], now: float, started: float | None = None) -> list[str]:
+    """The parts whose last heartbeat (epoch seconds) is older than the limit, counting from
+    ``started`` (this process's start) at the earliest."""
     limit = settings.TONGITS_HEALTH_LATE_INTERVALS * settings.TONGITS_SWEEP_INTERVAL_SECONDS
-    return [name for name in PARTS if now - max(beats.get(name, 0.0), STARTED) > limit]
+    since = STARTED if started is None else started
+    return [name for name in PARTS if now - max(beats.get(name, 0.0), since) > limit]
 
 
 @never_cache
