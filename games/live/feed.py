@@ -92,7 +92,9 @@ class GameRead:
 
     @property
     def done(self) -> bool:
-        """Nothing will ever change: the match ended and it is settled."""
+        """Nothing will ever change: the match was aborted, or it ended and it is settled."""
+        if self.game.status == Game.Status.ABORTED:
+            return True
         return self.finished and (self.game.settled_at is not None or not self.game.awaiting)
 
 
