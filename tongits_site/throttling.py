@@ -140,12 +140,24 @@ class RegisterThrottle(FixedWindowThrottle):
         return f"addr:{client_address(request)}"
 
 
+def _error(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
 def document_throttling(result: dict, generator: Any, request: Any, public: bool) -> dict:
-    """drf-spectacular postprocessing hook: every operation may answer 429 ``throttled``."""
+    """drf-spectacular postprocessing hook: every operation may answer 429 ``throttled``, and
+    every POST 413 ``payload_too_large`` (``tongits_site.hardening``)."""
     for operations in result.get("paths", {}).values():
-        for operation in operations.values():
+        for method, operation in operations.items():
             responses = operation.get("responses") if isinstance(operation, dict) else None
-            if responses is None or "429" in responses:
+            if responses is None:
+                continue
+            if method in ("post", "put", "patch") and "413" not in responses:
+                responses["413"] = _error("The body is larger than TONGITS_MAX_BODY_BYTES.")
+            if "429" in responses:
                 continue
             responses["429"] = {
                 "description": 'Too many requests: code "throttled", retry_after (seconds) '

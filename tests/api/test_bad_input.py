@@ -126,7 +126,7 @@ ROWS = [
         400,
         "invalid",
     ),
-    ("unknown command type of 50 KB", "post", "{commands}", LONG_TYPE, {}, 422, "unknown_command"),
+    ("unknown command type of 50 KB", "post", "{commands}", LONG_TYPE, {}, 400, "invalid"),
     (
         "unknown command field",
         "post",
