@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from games import store
+from games import seal, store
 from games.errors import (
     IdempotencyKeyReused,
     NotAPlayer,
@@ -41,7 +42,15 @@ from games.errors import (
     StaleVersion,
 )
 from games.models import Game
-from games.rules import Event, GameState, deal, event_to_dict, evolve, state_to_dict
+from games.rules import (
+    Event,
+    GameState,
+    deal,
+    event_to_dict,
+    evolve,
+    hidden_from_some,
+    state_to_dict,
+)
 
 SYSTEM_ACTOR = "system"
 
@@ -234,6 +243,14 @@ def _replayed(head: store.Head, game_id: uuid.UUID, idem: Idempotency) -> Writte
     return Written(game_id, body.get("version", head.version), [], None, {}, None, body, True)
 
 
+def with_nonce(data: dict[str, Any]) -> dict[str, Any]:
+    """An event's data, with a fresh random ``nonce`` (16 bytes, hex) when its content is hidden
+    from some reader: its hash (the reader's receipt) then reveals nothing by brute force."""
+    if hidden_from_some(data):
+        data["nonce"] = secrets.token_hex(16)
+    return data
+
+
 def execute(
     game_id: uuid.UUID | str,
     *,
@@ -272,12 +289,12 @@ def execute(
     now = timezone.now()
     batches: list[tuple[str, list[dict[str, Any]]]] = []
     state = before
-    events = [event_to_dict(e) for e in step(before, actor)]
+    events = [with_nonce(event_to_dict(e)) for e in step(before, actor)]
     for data in events:
         state = evolve(state, data)
     batches.append((actor.label, events))
     if state is not None and _deals_at_once(state):
-        dealt = event_to_dict(deal(state, rng or random.SystemRandom()))
+        dealt = with_nonce(event_to_dict(deal(state, rng or random.SystemRandom())))
         state = evolve(state, dealt)
         batches.append((SYSTEM_ACTOR, [dealt]))
     assert state is not None, "a step must return at least one event"
@@ -312,4 +329,6 @@ def execute(
             if again.reply is not None:
                 return _replayed(again, again.game_id, idempotency)
         raise
+    if state.phase == "match_over" and (before is None or before.phase != "match_over"):
+        seal.seal_match(head.game_id, state.version, rows[-1].hash)
     return Written(head.game_id, state.version, rows, state, columns, actor.seat, body)

@@ -200,6 +200,12 @@ TONGITS_SCHEDULER_POLL_SECONDS = env_float("TONGITS_SCHEDULER_POLL_SECONDS", 0.5
 TONGITS_HEAD_CACHE_SIZE = int(os.environ.get("TONGITS_HEAD_CACHE_SIZE", "4096"))
 # A claimed table is claimed again after this long if its task wrote nothing (a lost task).
 TONGITS_SCHEDULER_LEASE_SECONDS = env_float("TONGITS_SCHEDULER_LEASE_SECONDS", 15.0)
+# The Ed25519 key that seals finished matches (games/seal.py): 64 hex digits (the 32-byte
+# private seed). Empty: a development key generated on first use in TONGITS_SEAL_KEY_FILE.
+TONGITS_SEAL_KEY = os.environ.get("TONGITS_SEAL_KEY", "").strip()
+TONGITS_SEAL_KEY_FILE = Path(
+    os.environ.get("TONGITS_SEAL_KEY_FILE") or VAR_DIR / "seal-ed25519.key"
+)
 
 CELERY_BEAT_SCHEDULE = {
     "sweep": {

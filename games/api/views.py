@@ -12,6 +12,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,7 +22,9 @@ from games.api.serializers import (
     AuditSerializer,
     CommandInputSerializer,
     CommandResultSerializer,
+    ExportSerializer,
     GamePayloadSerializer,
+    PublicKeysSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
     TableCreateInputSerializer,
@@ -222,3 +225,35 @@ class GameAuditApi(APIView):
     )
     def get(self, request: Request, game_id: uuid.UUID) -> Response:
         return Response(selectors.audit(game_id=game_id, user=request.user))
+
+
+class GameExportApi(APIView):
+    @extend_schema(
+        operation_id="games_export",
+        summary="The game as one self-contained document for the offline verifier",
+        description=(
+            "After the match: the rules, the seats, every event whole (seq, actor, recorded_at, "
+            "prev_hash, hash, nonce), the deals, the seal and the public keys; check it with "
+            "`python -m games.verify export.json` (docs/verifying.md). While the match runs: "
+            "what the feed gives you, unsealed."
+        ),
+        tags=GAMES,
+        responses={200: ExportSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        return Response(selectors.export(game_id=game_id, user=request.user))
+
+
+class PublicKeysApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="keys_list",
+        summary="The server's Ed25519 seal keys, the retired ones too",
+        tags=GAMES,
+        auth=[],
+        responses={200: PublicKeysSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(PublicKeysSerializer({"keys": selectors.public_keys()}).data)

@@ -32,7 +32,7 @@ from .state import (
     state_from_dict,
     state_to_dict,
 )
-from .views import player_view, redact_event
+from .views import hidden_from_some, player_view, redact_event
 
 __all__ = [
     "CARD_CODES",
@@ -55,6 +55,7 @@ __all__ = [
     "event_to_dict",
     "evolve",
     "fold",
+    "hidden_from_some",
     "legal_commands",
     "new_game",
     "next_dealer",

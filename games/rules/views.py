@@ -80,9 +80,19 @@ def player_view(state: GameState, seat: int | None, reveal: bool = False) -> dic
     return view
 
 
+def hidden_from_some(event: Event | dict[str, Any]) -> bool:
+    """Whether some reader may not see all of this event (a deal, a draw, a secret set): the
+    server then stores a random ``nonce`` in it, redacted with the content, so the event's hash
+    cannot be brute-forced back to the hidden cards."""
+    data = event_to_dict(event) if isinstance(event, Event) else event
+    kind = data.get("type")
+    return kind in ("round_started", "drew") or (kind == "melded" and bool(data.get("hidden")))
+
+
 def redact_event(event: Event | dict[str, Any], seat: int | None, reveal: bool = False) -> dict:
     """The event as ``seat`` may see it: same ``type`` (and seq, kept by the caller), with the
-    hidden fields removed. ``reveal`` (a finished match) returns it whole."""
+    hidden fields removed, and the ``nonce`` with them. ``reveal`` (a finished match) returns it
+    whole."""
     data = event_to_dict(event) if isinstance(event, Event) else dict(event)
     if reveal:
         return data
@@ -90,6 +100,7 @@ def redact_event(event: Event | dict[str, Any], seat: int | None, reveal: bool =
     if kind == "round_started":
         hands = data.pop("hands", [])
         data.pop("salt", None)
+        data.pop("nonce", None)
         stock = data.pop("stock", [])
         data["hand_counts"] = [len(h) for h in hands]
         data["stock_count"] = len(stock)
@@ -97,6 +108,8 @@ def redact_event(event: Event | dict[str, Any], seat: int | None, reveal: bool =
             data["hand"] = list(hands[seat])
     elif kind == "drew" and data.get("seat") != seat:
         data.pop("card", None)
+        data.pop("nonce", None)
     elif kind == "melded" and data.get("hidden") and data.get("seat") != seat:
         data["size"] = len(data.pop("cards", []))
+        data.pop("nonce", None)
     return data

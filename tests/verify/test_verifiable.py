@@ -1,0 +1,310 @@
+"""Verifiable games (DESIGN.md; docs/verifying.md): receipts, the seal, the legality audit, the
+export and the offline verifier, against the real PostgreSQL.
+
+Every tamper test edits the stored rows the way an insider with database access would (the
+append-only trigger off, the chain recomputed, the head's snapshot rewritten, so the chain
+alone still says "sound"), then asks all three judges: ``/audit``, ``manage.py
+verify_events`` and the offline verifier on a fresh export. Each must say "not sound" and name
+the seq.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import random
+import subprocess
+import sys
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from games import store
+from games.models import Event, GameSeal, SealKey
+from games.rules import deck_commitment
+from games.verify import key_id, verify_export
+from games.verify.__main__ import main as verify_main
+from tests.verify import independent
+from tests.verify.support import audit, bot_table, datas, export, play_to_end, rewrite
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def player(auth_client_factory):
+    return auth_client_factory()
+
+
+def finished(player, seed: int, rules: str = "standard", timeouts: float = 0.1) -> str:
+    game = bot_table(player.user, rules)
+    play_to_end(game.pk, player.user, random.Random(seed), timeouts=timeouts)
+    return str(game.pk)
+
+
+def server_key() -> str:
+    (public,) = SealKey.objects.filter(valid_to__isnull=True).values_list("public_key", flat=True)
+    return public
+
+
+def offline(doc: dict, tmp_path, *keys: str) -> tuple[int, str]:
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(doc))
+    out = StringIO()
+    args = [str(path)] + [a for k in keys for a in ("--public-key", k)]
+    sys_stdout = sys.stdout
+    sys.stdout = out
+    try:
+        status = verify_main(args)
+    finally:
+        sys.stdout = sys_stdout
+    return status, out.getvalue()
+
+
+def verdicts(player, game_id: str, tmp_path) -> tuple[dict, str, tuple[int, str]]:
+    """What /audit, verify_events and the offline verifier (on a new export) say now."""
+    answer = audit(player, game_id)
+    out = StringIO()
+    with contextlib.suppress(CommandError):
+        call_command("verify_events", game_id, stdout=out)
+    return answer, out.getvalue(), offline(export(player, game_id), tmp_path, server_key())
+
+
+def assert_not_sound_at(player, game_id: str, tmp_path, seq: int, check: str) -> None:
+    answer, command, (status, printed) = verdicts(player, game_id, tmp_path)
+    assert answer["sound"] is False and answer["failure"]["seq"] == seq, answer["failure"]
+    assert answer["failure"]["check"] == check, answer["failure"]
+    assert f"BROKEN game {game_id}: first bad seq {seq} ({check}:" in command, command
+    assert status == 1 and f"FAIL: {check} fails at seq {seq}:" in printed, printed
+
+
+# ---------------------------------------------------------------- sound games
+
+
+def test_fifty_exported_games_verify_offline_and_by_the_independent_verifier(player, tmp_path):
+    presets = ("standard", "h19")
+    key = None
+    for i in range(50):
+        game_id = finished(player, seed=i, rules=presets[i % 2])
+        doc = export(player, game_id)
+        key = key or server_key()
+        assert doc["revealed"] and doc["seal"]["key_id"] == key_id(key)
+        assert verify_export(doc, {key_id(key): key}) is None, (i, game_id)
+        assert independent.verify(doc, key) is None, (i, game_id)
+        if i % 10 == 0:
+            status, printed = offline(doc, tmp_path, key)
+            assert status == 0 and printed.startswith("OK: game"), printed
+            answer = audit(player, game_id)
+            assert answer["sound"] and answer["legal_ok"] and answer["seal_ok"], answer
+    kinds = set()
+    for game_id in Event.objects.values_list("game_id", flat=True).distinct():
+        kinds |= {d["type"] for d in datas(game_id)}
+    assert {"turn_timed_out", "round_ended", "match_ended"} <= kinds  # time-outs were played
+    out = StringIO()
+    call_command("verify_events", stdout=out)
+    assert "50 games verified: every game is sound" in out.getvalue()
+
+
+def test_the_verifier_runs_as_a_module_without_django(player, tmp_path):
+    game_id = finished(player, seed=7)
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export(player, game_id)))
+    code = (
+        "import runpy, sys; sys.argv = ['games.verify', sys.argv[1], '--public-key', sys.argv[2]];"
+        "\ntry:\n    runpy.run_module('games.verify', run_name='__main__')\nexcept SystemExit as e:"
+        "\n    assert not [m for m in sys.modules if m.split('.')[0] in ('django', 'psycopg')]"
+        "\n    raise"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), server_key()],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},  # no DJANGO_SETTINGS_MODULE, no DATABASE_URL
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"OK: game {game_id} is sound")
+    other = "00" * 32  # a key that did not sign it
+    done = subprocess.run(
+        [sys.executable, "-m", "games.verify", str(path), "--public-key", other],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1 and "FAIL: seal fails" in done.stdout, done.stdout
+
+
+def test_events_stored_without_nonces_still_verify(player, tmp_path, monkeypatch):
+    from games import application
+
+    monkeypatch.setattr(application, "with_nonce", lambda data: data)  # as before receipts
+    game_id = finished(player, seed=3)
+    assert not any("nonce" in d for d in datas(game_id))
+    answer, command, (status, printed) = verdicts(player, game_id, tmp_path)
+    assert answer["sound"] and "every game is sound" in command and status == 0, printed
+
+
+# ---------------------------------------------------------------- tamper tests
+
+
+def _first(game_id, kind: str, after: int = 0, **match) -> tuple[int, dict]:
+    for seq, data in enumerate(datas(game_id), start=1):
+        if seq > after and data["type"] == kind and all(data.get(k) == v for k, v in match.items()):
+            return seq, data
+    raise AssertionError(f"no {kind}")
+
+
+def test_the_insider_edit_of_one_move_is_caught_at_its_seq(player, tmp_path):
+    """The issue's attack: a draw edited to the card on top of the discard pile (the ace in the
+    stock and on the pile at once), the chain recomputed after it, the snapshot rewritten."""
+    game_id = finished(player, seed=11)
+    events = datas(game_id)
+    for seq, data in enumerate(events, start=1):
+        if data["type"] == "discarded" and events[seq]["type"] == "drew":
+            break
+    drew = dict(events[seq], card=data["card"])  # the card just discarded: now in two places
+    rewrite(game_id, {seq + 1: drew})
+    assert store.verify_chain(game_id) is None  # the chain alone is fooled
+    assert_not_sound_at(player, game_id, tmp_path, seq + 1, "legality")
+
+
+def test_an_edited_deal_with_its_commitment_recomputed_is_caught(player, tmp_path):
+    game_id = finished(player, seed=12)
+    seq, deal = _first(game_id, "round_started", after=2)  # round 2's deal
+    deal = copy.deepcopy(deal)
+    seat = (deal["dealer"] + 1) % 3
+    deal["hands"][seat][0], deal["stock"][0] = deal["stock"][0], deal["hands"][seat][0]
+    deal["deck_commitment"] = deck_commitment(deal["salt"], deal["hands"], deal["stock"])
+    moved = deal["stock"][0]  # the hand card now on top of the stock
+    rewrite(game_id, {seq: deal})
+    answer = audit(player, game_id)
+    assert answer["commitments_ok"] and answer["chain_ok"]  # both fooled
+    # Without seeded shuffles any permutation is a legal deal; what the edit gives away is the
+    # first move it makes wrong: the next draw (its card is no longer the stock's top), or the
+    # seat using the card it no longer holds.
+    bad = next(
+        n
+        for n, d in enumerate(datas(game_id), start=1)
+        if n > seq and (d["type"] == "drew" or (d.get("seat") == seat and moved in str(d)))
+    )
+    assert_not_sound_at(player, game_id, tmp_path, bad, "legality")
+
+
+def test_a_card_in_two_places_is_caught_at_the_deal(player, tmp_path):
+    game_id = finished(player, seed=13)
+    seq, deal = _first(game_id, "round_started")
+    deal = copy.deepcopy(deal)
+    deal["stock"][-1] = deal["hands"][0][0]  # the last stock card is also in seat 0's hand
+    deal["deck_commitment"] = deck_commitment(deal["salt"], deal["hands"], deal["stock"])
+    rewrite(game_id, {seq: deal})
+    assert_not_sound_at(player, game_id, tmp_path, seq, "cards")
+    doc = export(player, game_id)
+    assert independent.verify(doc, server_key()) == f"deal at seq {seq}: not 52 distinct cards"
+
+
+def test_a_changed_actor_is_caught(player, tmp_path):
+    game_id = finished(player, seed=14)
+    seq, _ = _first(game_id, "discarded", seat=0)  # the person's discard, now "by" a bot
+    rewrite(game_id, actors={seq: "bot:easy"})
+    assert_not_sound_at(player, game_id, tmp_path, seq, "legality")
+
+
+def test_a_game_rewritten_legally_after_its_seal_fails_the_seal_and_the_receipts(player, tmp_path):
+    """A whole other legal match between the same seats put in place of the sealed one: chain
+    and legality hold, the seal does not, and the player's saved receipts do not match."""
+    game_id = finished(player, seed=15)
+    receipts = {e["seq"]: e["hash"] for e in export(player, game_id)["events"]}
+    other = finished(player, seed=16)
+    stream = list(Event.objects.filter(game_id=other).order_by("seq").values_list("actor", "data"))
+    rewrite(game_id, stream=stream)
+    answer, command, (status, printed) = verdicts(player, game_id, tmp_path)
+    assert answer["chain_ok"] and answer["legal_ok"] and answer["seal_ok"] is False
+    assert answer["sound"] is False and answer["failure"]["check"] == "seal"
+    assert f"BROKEN game {game_id}" in command and "(seal:" in command
+    assert status == 1 and "FAIL: seal fails" in printed
+    doc = export(player, game_id)
+    assert independent.verify(doc, server_key()).startswith("seal:")
+    assert not independent.receipts_match(doc, receipts)
+
+
+# ---------------------------------------------------------------- receipts and secrecy
+
+
+def test_a_redacted_draws_receipt_reveals_nothing_by_brute_force(player):
+    game = bot_table(player.user)
+    play_to_end(game.pk, player.user, random.Random(21), timeouts=0.0, upto=60)
+    feed = player.get(f"/api/v1/games/{game.pk}/events").json()
+    assert feed["events"], feed
+    deck = [r + s for s in "CDHS" for r in "A23456789TJQK"]
+    redacted = 0
+    prev = store.GENESIS_HASH
+    for item in feed["events"]:
+        assert item["prev_hash"] == prev and len(item["hash"]) == 64
+        prev = item["hash"]
+        data = item["data"]
+        if item["type"] != "drew":
+            continue
+        row = Event.objects.get(game_id=game.pk, seq=item["seq"])
+        if data["seat"] == 0:  # my own draw: shown with its nonce, and the receipt checks out
+            assert data["nonce"] == row.data["nonce"] and data == row.data
+            continue
+        assert "card" not in data and "nonce" not in data
+        redacted += 1
+        guesses = [
+            store.event_hash(
+                item["prev_hash"],
+                game_id=game.pk,
+                seq=item["seq"],
+                actor=row.actor,
+                recorded_at=row.recorded_at,
+                data={**data, "card": card},
+            )
+            for card in deck
+        ]
+        assert item["hash"] not in guesses
+        # The same search against the data without its nonce would have found the card: the
+        # nonce, not luck, is what keeps it.
+        bare = {k: v for k, v in row.data.items() if k != "nonce"}
+        assert (
+            store.event_hash(
+                item["prev_hash"],
+                game_id=game.pk,
+                seq=item["seq"],
+                actor=row.actor,
+                recorded_at=row.recorded_at,
+                data=bare,
+            )
+            in guesses
+        )
+    assert redacted >= 5
+
+
+def test_export_during_play_gives_only_what_the_feed_gives(player, tmp_path):
+    game = bot_table(player.user)
+    play_to_end(game.pk, player.user, random.Random(22), timeouts=0.0, upto=30)
+    doc = export(player, game.pk)
+    feed = player.get(f"/api/v1/games/{game.pk}/events").json()["events"]
+    assert not doc["revealed"] and doc["seal"] is None and doc["keys"] == []
+    assert [e["data"] for e in doc["events"]] == [e["data"] for e in feed]
+    assert [e["hash"] for e in doc["events"]] == [e["hash"] for e in feed]
+    assert "salt" not in json.dumps(doc["deals"])
+    status, printed = offline(doc, tmp_path)
+    assert status == 1 and "the match is not over" in printed
+
+
+# ---------------------------------------------------------------- the seal and its keys
+
+
+def test_keys_are_public_and_a_rotation_keeps_old_seals_verifiable(player, api_client, settings):
+    first = finished(player, seed=31)
+    listed = api_client.get("/api/v1/keys").json()["keys"]
+    assert [k["public_key"] for k in listed] == [server_key()]
+    old = listed[0]
+    assert old["id"] == key_id(old["public_key"]) and old["valid_to"] is None
+    settings.TONGITS_SEAL_KEY = "11" * 32  # rotate
+    second = finished(player, seed=32)
+    listed = api_client.get("/api/v1/keys").json()["keys"]
+    assert [k["id"] for k in listed] == [old["id"], key_id(server_key())]
+    assert listed[0]["valid_to"] is not None and listed[1]["valid_to"] is None
+    assert GameSeal.objects.get(game_id=first).key_id == old["id"]
+    assert GameSeal.objects.get(game_id=second).key_id == listed[1]["id"]
+    assert audit(player, first)["sound"] and audit(player, second)["sound"]
