@@ -244,10 +244,20 @@ def _replayed(head: store.Head, game_id: uuid.UUID, idem: Idempotency) -> Writte
 
 
 def with_nonce(data: dict[str, Any]) -> dict[str, Any]:
-    """An event's data, with a fresh random ``nonce`` (16 bytes, hex) when its content is hidden
-    from some reader: its hash (the reader's receipt) then reveals nothing by brute force."""
+    """An event's data with the server's fresh secrets, which no rules step can give:
+
+    - a random ``nonce`` (16 bytes, hex) when its content is hidden from some reader, so its
+      hash (the reader's receipt) reveals nothing by brute force;
+    - in ``game_started`` and ``round_ended``, the seed of the next deal (32 random bytes,
+      hex) and the commitment to it (sha256 of that text), published before anyone can choose
+      a client seed; the seed stays redacted until the match is over.
+    """
     if hidden_from_some(data):
         data["nonce"] = secrets.token_hex(16)
+    if data.get("type") in ("game_started", "round_ended"):
+        seed = secrets.token_hex(32)
+        data["next_server_seed"] = seed
+        data["next_server_seed_hash"] = hashlib.sha256(seed.encode("ascii")).hexdigest()
     return data
 
 
@@ -294,7 +304,9 @@ def execute(
         state = evolve(state, data)
     batches.append((actor.label, events))
     if state is not None and _deals_at_once(state):
-        dealt = with_nonce(event_to_dict(deal(state, rng or random.SystemRandom())))
+        dealt = with_nonce(
+            event_to_dict(deal(state, rng or random.SystemRandom(), str(head.game_id)))
+        )
         state = evolve(state, dealt)
         batches.append((SYSTEM_ACTOR, [dealt]))
     assert state is not None, "a step must return at least one event"

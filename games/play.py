@@ -196,4 +196,8 @@ def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outco
     state = head.state()
     if state is None or state.phase not in ("dealing", "round_over"):
         return Outcome.NOTHING
-    return _write_from(head, Sender.server(), lambda s, _actor: [deal(s, random.SystemRandom())])
+    return _write_from(
+        head,
+        Sender.server(),
+        lambda s, _actor: [deal(s, random.SystemRandom(), str(head.game_id))],
+    )

@@ -235,7 +235,7 @@ def soundness(game_id: uuid.UUID, *, finished: bool) -> dict[str, Any]:
     failure: verify.Failure | None = None
     if broken is not None:
         failure = verify.Failure(broken, "chain", "the hash chain is broken here")
-    legal = None if failure else verify.check_legality(records)
+    legal = None if failure else verify.check_legality(records, str(game_id))
     failure = failure or legal
     seal_ok = None
     if finished:

@@ -16,6 +16,7 @@ from .engine import (
     legal_commands,
     new_game,
     next_dealer,
+    seeded_deck,
     time_out,
 )
 from .errors import CODES as ILLEGAL_MOVE_CODES
@@ -62,6 +63,7 @@ __all__ = [
     "parse_card",
     "player_view",
     "redact_event",
+    "seeded_deck",
     "state_from_dict",
     "state_to_dict",
     "time_out",

@@ -78,6 +78,9 @@ class GameState(NamedTuple):
     match_winner: int | None = None
     salt: str = ""
     deck_commitment: str = ""
+    server_seed: str = ""  # the round's (seeded shuffles); secret until the round ends
+    next_server_seed: str = ""  # committed for the next deal; secret until that round ends
+    next_server_seed_hash: str = ""
 
     def opened(self, seat: int) -> bool:
         return any(m.owner == seat for m in self.melds)
@@ -103,6 +106,8 @@ def _game_started(state: GameState | None, e: GameStarted) -> GameState:
         rules=RuleSet.from_dict(e.rules),
         seats=tuple(e.seats),
         first_dealer=e.first_dealer,
+        next_server_seed=e.next_server_seed,
+        next_server_seed_hash=e.next_server_seed_hash,
     )
 
 
@@ -125,6 +130,9 @@ def _round_started(s: GameState, e: RoundStarted) -> GameState:
         answers=(),
         salt=e.salt,
         deck_commitment=e.deck_commitment,
+        server_seed=e.server_seed,
+        next_server_seed="",
+        next_server_seed_hash="",
     )
 
 
@@ -227,7 +235,15 @@ def _round_ended(s: GameState, e: RoundEnded) -> GameState:
         wins = _with(wins, e.winner, wins[e.winner] + 1)
     payouts = tuple(e.payouts) + (0,) * (3 - len(e.payouts))
     chips = tuple(c + p for c, p in zip(s.chips, payouts, strict=True))
-    return s._replace(phase=ROUND_OVER, turn=-1, round_wins=wins, chips=chips, last_round=e)
+    return s._replace(
+        phase=ROUND_OVER,
+        turn=-1,
+        round_wins=wins,
+        chips=chips,
+        last_round=e,
+        next_server_seed=e.next_server_seed,
+        next_server_seed_hash=e.next_server_seed_hash,
+    )
 
 
 def _match_ended(s: GameState, e: MatchEnded) -> GameState:
@@ -311,6 +327,9 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
         "match_winner": state.match_winner,
         "salt": state.salt,
         "deck_commitment": state.deck_commitment,
+        "server_seed": state.server_seed,
+        "next_server_seed": state.next_server_seed,
+        "next_server_seed_hash": state.next_server_seed_hash,
     }
 
 
@@ -354,4 +373,7 @@ def state_from_dict(data: dict[str, Any]) -> GameState:
         match_winner=data["match_winner"],
         salt=data["salt"],
         deck_commitment=data["deck_commitment"],
+        server_seed=data.get("server_seed", ""),
+        next_server_seed=data.get("next_server_seed", ""),
+        next_server_seed_hash=data.get("next_server_seed_hash", ""),
     )

@@ -22,7 +22,10 @@ def _rules_dict(rules) -> dict[str, Any]:
 
 @lru_cache(maxsize=256)
 def _event_dict(event: Event) -> dict[str, Any]:
-    return event.to_dict()
+    """An event's dict without the server's secret for the next deal (``next_server_seed``)."""
+    data = event.to_dict()
+    data.pop("next_server_seed", None)
+    return data
 
 
 def _meld_view(meld, seat: int | None, reveal: bool) -> dict[str, Any]:
@@ -97,9 +100,11 @@ def redact_event(event: Event | dict[str, Any], seat: int | None, reveal: bool =
     if reveal:
         return data
     kind = data.get("type")
+    data.pop("next_server_seed", None)  # game_started, round_ended: the next deal's secret
     if kind == "round_started":
         hands = data.pop("hands", [])
         data.pop("salt", None)
+        data.pop("server_seed", None)
         data.pop("nonce", None)
         stock = data.pop("stock", [])
         data["hand_counts"] = [len(h) for h in hands]

@@ -1,13 +1,15 @@
 """Benchmark of the legality audit: ``python -m games.verify.bench [matches] [seed]``.
 
 Plays whole matches with the rules core's bots (``normal`` against two ``easy``; every fifth
-turn a time-out), records them as the server would (actors, hash chain, nonces), then times
-``check_chain`` and ``check_legality`` over each whole match. Prints the median and the worst.
+turn a time-out), records them as the server would (actors, hash chain, nonces, seeded deals),
+then times ``check_chain`` and ``check_legality`` over each whole match. Prints the median and
+the worst.
 A benchmark, never a test: the figure depends on the machine and its load.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import secrets
 import statistics
@@ -27,18 +29,32 @@ from games.rules import (
     time_out,
 )
 from games.rules.bots import get_bot
-from games.verify.core import GENESIS_HASH, Record, check_chain, check_legality, event_hash
+from games.verify.core import (
+    GENESIS_HASH,
+    Record,
+    actor_of_seat,
+    check_chain,
+    check_legality,
+    event_hash,
+)
 
 GAME_ID = "00000000-0000-4000-8000-000000000000"
 
 
-def recorded_match(rng: random.Random, rules: RuleSet) -> list[Record]:
-    """One whole match as its stored stream (a user at seat 0, bots at 1 and 2)."""
-    seats = [
+def recorded_match(
+    rng: random.Random,
+    rules: RuleSet,
+    game_id: str = GAME_ID,
+    seats: list[dict] | None = None,
+) -> list[Record]:
+    """One whole match as its stored stream (by default a user at seat 0, easy bots at 1 and
+    2): what the server would store for game ``game_id``, every event legal."""
+    seats = seats or [
         {"kind": "user", "user_id": 1},
         {"kind": "bot", "level": "easy"},
         {"kind": "bot", "level": "easy"},
     ]
+    actors = [actor_of_seat(spec) for spec in seats]
     players = [get_bot("normal"), get_bot("easy"), get_bot("easy")]
     records: list[Record] = []
     prev = GENESIS_HASH
@@ -50,20 +66,24 @@ def recorded_match(rng: random.Random, rules: RuleSet) -> list[Record]:
             data = event_to_dict(event)
             if hidden_from_some(data):
                 data["nonce"] = secrets.token_hex(16)
+            if data["type"] in ("game_started", "round_ended"):  # as games.application does
+                seed = secrets.token_hex(32)
+                data["next_server_seed"] = seed
+                data["next_server_seed_hash"] = hashlib.sha256(seed.encode()).hexdigest()
             seq = len(records) + 1
             at = f"2026-01-01T00:00:{seq % 60:02d}+00:00"
             digest = event_hash(
-                prev, game_id=GAME_ID, seq=seq, actor=actor, recorded_at=at, data=data
+                prev, game_id=game_id, seq=seq, actor=actor, recorded_at=at, data=data
             )
             records.append(Record(seq, data["type"], actor, at, prev, digest, data))
             prev = digest
             state = evolve(state, data)
 
-    add("user:1", [new_game(rules, seats, rng)])
+    add(actors[0], [new_game(rules, seats, rng)])
     turns = 0
     while state.phase != "match_over":
         if state.phase in ("dealing", "round_over"):
-            add("system", [deal(state, rng)])
+            add("system", [deal(state, rng, game_id)])
             continue
         seat = state.turn
         turns += 1
@@ -71,7 +91,7 @@ def recorded_match(rng: random.Random, rules: RuleSet) -> list[Record]:
             add("system", time_out(state))
             continue
         command = players[seat].choose(player_view(state, seat), legal_commands(state, seat), rng)
-        add("user:1" if seat == 0 else "bot:easy", decide(state, seat, command))
+        add(actors[seat], decide(state, seat, command))
     return records
 
 
@@ -87,7 +107,7 @@ def main(argv: list[str]) -> None:
         assert check_chain(GAME_ID, records) is None
         chain_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        failure = check_legality(records)
+        failure = check_legality(records, GAME_ID)
         legal_ms.append((time.perf_counter() - started) * 1000)
         assert failure is None, failure
     print(f"{matches} matches, {statistics.median(sizes):.0f} events (median), max {max(sizes)}")

@@ -33,15 +33,17 @@ from games.rules import (
     event_to_dict,
     evolve,
     next_dealer,
+    seeded_deck,
     time_out,
 )
+from games.rules.cards import CODES
 
 GENESIS_HASH = "0" * 64
 ALL_CARDS = (1 << 52) - 1
 SYSTEM_ACTOR = "system"
 #: Keys the server adds to an event's data outside the rules core (random, so no re-fold can
 #: reproduce them): hashed with the event, ignored when comparing it with what the rules give.
-SERVER_EXTRAS = frozenset({"nonce"})
+SERVER_EXTRAS = frozenset({"nonce", "next_server_seed", "next_server_seed_hash"})
 #: The events whose content is hidden from some reader: they carry a ``nonce``.
 EXPORT_FORMAT = "tongits-export/1"
 
@@ -191,8 +193,9 @@ def _cards_fault(state: GameState) -> str | None:
     return None
 
 
-def check_deal(state: GameState, data: Mapping[str, Any]) -> str | None:
-    """Why a ``round_started`` is not the deal the rules give here (None: it is)."""
+def check_deal(state: GameState, data: Mapping[str, Any], game_id: str) -> str | None:
+    """Why a ``round_started`` is not the deal the rules give here (None: it is). Where the
+    server committed to a seed for it, the deal must be that seed's shuffle."""
     if state.phase not in ("dealing", "round_over"):
         return f"a deal in phase {state.phase}"
     if data.get("round") != state.round + 1:
@@ -214,10 +217,28 @@ def check_deal(state: GameState, data: Mapping[str, Any]) -> str | None:
         return "the deal's cards are not card codes"
     if commitment != data.get("deck_commitment"):
         return "the deck commitment does not match the salt and the deal"
+    if state.next_server_seed_hash:
+        seed = data.get("server_seed")
+        if not isinstance(seed, str) or sha256_hex(seed) != state.next_server_seed_hash:
+            return "the server seed is not the one committed to before the deal"
+        seeds = data.get("client_seeds")
+        if (
+            not isinstance(seeds, list)
+            or len(seeds) != 3
+            or not all(isinstance(c, str) for c in seeds)
+        ):
+            return "the deal does not record three client seeds"
+        deck = [CODES[c] for c in seeded_deck(seed, game_id, state.round + 1, seeds)]
+        order = [deck[:13], deck[13:25], deck[25:37]]
+        for k in range(3):
+            if hands[(dealer + k) % 3] != order[k]:
+                return "the deal is not the shuffle of its seeds"
+        if stock != deck[37:]:
+            return "the deal is not the shuffle of its seeds"
     return None
 
 
-def check_legality(records: Sequence[Record]) -> Failure | None:
+def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
     """Re-fold the game from its first event and check that each event is what the rules give.
 
     Player events: the seat's own actor, and exactly the events ``decide`` gives for the command
@@ -249,14 +270,18 @@ def check_legality(records: Sequence[Record]) -> Failure | None:
         if kind == "round_started":
             if rec.actor != SYSTEM_ACTOR:
                 return Failure(rec.seq, "legality", f"a deal by {rec.actor}, not by the server")
-            fault = check_deal(state, rec.data)
-            if fault is not None:
-                check = "commitment" if "commitment" in fault else "legality"
-                return Failure(rec.seq, check, fault)
-            state = evolve(state, rec.data)
-            cards = _cards_fault(state)
+            try:
+                dealt = evolve(state, rec.data)
+            except (ValueError, TypeError, KeyError) as exc:
+                return Failure(rec.seq, "legality", f"the deal does not fold: {exc}")
+            cards = _cards_fault(dealt) if state.phase in ("dealing", "round_over") else None
             if cards is not None:
                 return Failure(rec.seq, "cards", cards)
+            fault = check_deal(state, rec.data, game_id)
+            if fault is not None:
+                check = "commitment" if "commit" in fault or "seed" in fault else "legality"
+                return Failure(rec.seq, check, fault)
+            state = dealt
             i += 1
             continue
         if kind == "turn_timed_out":
@@ -401,7 +426,7 @@ def verify_export(
         if started != doc.get("rules"):
             failure = Failure(records[0].seq, "format", "rules differ from game_started's")
     if failure is None:
-        failure = check_legality(records)
+        failure = check_legality(records, game_id)
     if failure is None:
         keys = (
             dict(public_keys)

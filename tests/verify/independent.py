@@ -2,7 +2,8 @@
 
 Plain Python, the standard library only (no project import, not even the signature library:
 Ed25519 verification below is RFC 8032's reference algorithm). It checks sections 3, 4, 5 and 7
-of the page: the chain, the deals, where the cards are, and the seal. Section 6 (legality) needs a
+of the page: the chain, the deals (commitments and seeded shuffles), where the cards are, and
+the seal. Section 6 (legality) needs a
 rules engine, which the page points to rather than restates; the project's verifier does it.
 
 ``verify(doc, public_key_hex) -> None`` when sound, else a string naming the first failure.
@@ -127,6 +128,56 @@ def _chain(doc) -> str | None:
     return None
 
 
+def shuffle(server_seed: str, game: str, round_no: int, client_seeds: list) -> list:
+    """Section 4, "Seeded shuffles", steps 1 to 4."""
+    import hmac
+
+    message = canonical({"v": 1, "game": game, "round": round_no, "client_seeds": client_seeds})
+    key = hmac.new(server_seed.encode("ascii"), message.encode("ascii"), "sha256").digest()
+    stream = bytearray()
+    block = 0
+
+    def u32() -> int:
+        nonlocal block
+        if len(stream) < 4:
+            stream.extend(hmac.new(key, block.to_bytes(8, "big"), "sha256").digest())
+            block += 1
+        value = int.from_bytes(stream[:4], "big")
+        del stream[:4]
+        return value
+
+    def uniform(n: int) -> int:
+        limit = 2**32 - (2**32 % n)
+        while True:
+            u = u32()
+            if u < limit:
+                return u % n
+
+    deck = [r + s for s in "CDHS" for r in "A23456789TJQK"]
+    for i in range(51, 0, -1):
+        j = uniform(i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+def _seeded(data, game: str, committed: str | None, dealer: int) -> str | None:
+    if committed is None:
+        return None
+    seed = data.get("server_seed", "")
+    if sha256(seed) != committed:
+        return "server seed is not the committed one"
+    deck = shuffle(seed, game, data["round"], data["client_seeds"])
+    hands = data["hands"]
+    if [hands[dealer], hands[(dealer + 1) % 3], hands[(dealer + 2) % 3], data["stock"]] != [
+        deck[:13],
+        deck[13:25],
+        deck[25:37],
+        deck[37:],
+    ]:
+        return "not the shuffle of its seeds"
+    return None
+
+
 def _deal(data, rounds_done, first_dealer, last_dealer, last_winner) -> str | None:
     hands, stock = data["hands"], data["stock"]
     text = data["salt"] + ":" + ",".join(hands[0] + hands[1] + hands[2] + stock)
@@ -159,6 +210,7 @@ def _cards(doc) -> str | None:
     if first["type"] != "game_started":
         return f"seq {events[0]['seq']}: not game_started"
     rounds_done, last_dealer, last_winner, over = 0, None, None, False
+    committed = first.get("next_server_seed_hash") or None
     hands = stock = discard = melds = None
     for event in events[1:]:
         data, seq, kind = event["data"], event["seq"], event["type"]
@@ -167,13 +219,16 @@ def _cards(doc) -> str | None:
                 if event["actor"] != "system" or over:
                     return f"deal at seq {seq}: not the server's, or after the match"
                 fault = _deal(data, rounds_done, first["first_dealer"], last_dealer, last_winner)
+                fault = fault or _seeded(data, doc["game"], committed, data["dealer"])
                 if fault:
                     return f"deal at seq {seq}: {fault}"
+                committed = None
                 rounds_done, last_dealer = data["round"], data["dealer"]
                 hands = [set(h) for h in data["hands"]]
                 stock, discard, melds = list(data["stock"]), [], {}
             elif kind == "round_ended":
                 last_winner = data["winner"]
+                committed = data.get("next_server_seed_hash") or None
             elif kind == "match_ended":
                 over = True
             elif kind == "drew":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import json
 import random
 import subprocess
@@ -23,9 +24,10 @@ from django.core.management import CommandError, call_command
 
 from games import store
 from games.models import Event, GameSeal, SealKey
-from games.rules import deck_commitment
+from games.rules import RuleSet, deck_commitment
 from games.verify import key_id, verify_export
 from games.verify.__main__ import main as verify_main
+from games.verify.bench import recorded_match
 from tests.verify import independent
 from tests.verify.support import audit, bot_table, datas, export, play_to_end, rewrite
 
@@ -168,25 +170,23 @@ def test_the_insider_edit_of_one_move_is_caught_at_its_seq(player, tmp_path):
 
 
 def test_an_edited_deal_with_its_commitment_recomputed_is_caught(player, tmp_path):
+    """Two cards swapped between a hand and the stock, the commitment recomputed: the
+    commitment check is fooled, the seeded shuffle is not."""
     game_id = finished(player, seed=12)
     seq, deal = _first(game_id, "round_started", after=2)  # round 2's deal
     deal = copy.deepcopy(deal)
     seat = (deal["dealer"] + 1) % 3
     deal["hands"][seat][0], deal["stock"][0] = deal["stock"][0], deal["hands"][seat][0]
     deal["deck_commitment"] = deck_commitment(deal["salt"], deal["hands"], deal["stock"])
-    moved = deal["stock"][0]  # the hand card now on top of the stock
     rewrite(game_id, {seq: deal})
     answer = audit(player, game_id)
     assert answer["commitments_ok"] and answer["chain_ok"]  # both fooled
-    # Without seeded shuffles any permutation is a legal deal; what the edit gives away is the
-    # first move it makes wrong: the next draw (its card is no longer the stock's top), or the
-    # seat using the card it no longer holds.
-    bad = next(
-        n
-        for n, d in enumerate(datas(game_id), start=1)
-        if n > seq and (d["type"] == "drew" or (d.get("seat") == seat and moved in str(d)))
+    assert_not_sound_at(player, game_id, tmp_path, seq, "commitment")
+    assert "not the shuffle of its seeds" in audit(player, game_id)["failure"]["reason"]
+    doc = export(player, game_id)
+    assert (
+        independent.verify(doc, server_key()) == f"deal at seq {seq}: not the shuffle of its seeds"
     )
-    assert_not_sound_at(player, game_id, tmp_path, bad, "legality")
 
 
 def test_a_card_in_two_places_is_caught_at_the_deal(player, tmp_path):
@@ -213,8 +213,16 @@ def test_a_game_rewritten_legally_after_its_seal_fails_the_seal_and_the_receipts
     and legality hold, the seal does not, and the player's saved receipts do not match."""
     game_id = finished(player, seed=15)
     receipts = {e["seq"]: e["hash"] for e in export(player, game_id)["events"]}
-    other = finished(player, seed=16)
-    stream = list(Event.objects.filter(game_id=other).order_by("seq").values_list("actor", "data"))
+    # The insider plays a whole other match for this game id with the rules core: the same
+    # seats and rules, seeded deals (the seeds are the insider's now), every move legal.
+    started = datas(game_id)[0]
+    other = recorded_match(
+        random.Random(16),
+        RuleSet.from_dict(started["rules"]),
+        game_id=game_id,
+        seats=started["seats"],
+    )
+    stream = [(r.actor, r.data) for r in other]
     rewrite(game_id, stream=stream)
     answer, command, (status, printed) = verdicts(player, game_id, tmp_path)
     assert answer["chain_ok"] and answer["legal_ok"] and answer["seal_ok"] is False
@@ -276,6 +284,49 @@ def test_a_redacted_draws_receipt_reveals_nothing_by_brute_force(player):
             in guesses
         )
     assert redacted >= 5
+
+
+def test_the_server_seed_of_a_round_in_play_is_in_no_response(player):
+    """Every seed the server committed to (the round in play's and the next one's) stays out of
+    the view, the feed, a command's answer and the export while the match runs; each deal is
+    the shuffle of its committed seed, whose hash was published before it."""
+    game = bot_table(player.user)
+    rng = random.Random(23)
+    bodies = []
+    for _ in range(4):  # a few rounds, looking at everything a player can read between moves
+        play_to_end(game.pk, player.user, rng, timeouts=0.0, upto=store.read(game.pk).version + 40)
+        if store.read(game.pk).status == "finished":
+            break
+        bodies.append(player.get(f"/api/v1/games/{game.pk}").content.decode())
+        bodies.append(player.get(f"/api/v1/games/{game.pk}/events").content.decode())
+        bodies.append(player.get(f"/api/v1/games/{game.pk}/export").content.decode())
+        bodies.append(player.get(f"/api/v1/games/{game.pk}/audit").content.decode())
+        state = store.read(game.pk).state()
+        if state.turn == 0 and state.in_round:
+            from games.rules import legal_commands
+
+            command = legal_commands(state, 0)[0]
+            answer = player.post(
+                f"/api/v1/games/{game.pk}/commands",
+                {"command": command, "expected_version": state.version},
+                format="json",
+            )
+            assert answer.status_code == 200, answer.content
+            bodies.append(answer.content.decode())
+        state = store.read(game.pk).state()
+        # The seed of the round in play, or (between rounds) the one committed for the next deal;
+        # an ended round's own seed is shown in its round_ended.
+        secret = state.server_seed if state.in_round else state.next_server_seed
+        assert secret, "a server game always has a committed seed"
+        for body in bodies[-5:]:
+            assert secret not in body
+    events = datas(game.pk)
+    committed = events[0]["next_server_seed_hash"]
+    for data in events:
+        if data["type"] == "round_started":
+            assert hashlib.sha256(data["server_seed"].encode()).hexdigest() == committed
+        if data["type"] == "round_ended":
+            committed = data["next_server_seed_hash"]
 
 
 def test_export_during_play_gives_only_what_the_feed_gives(player, tmp_path):
