@@ -38,6 +38,7 @@ from games.rules import (
     legal_commands,
     player_view,
     redact_event,
+    set_client_seed,
     time_out,
 )
 from games.rules.bots import get_bot
@@ -45,11 +46,14 @@ from games.rules.bots import get_bot
 logger = logging.getLogger(__name__)
 
 
-def _decide(command: dict[str, Any]):
+def _decide(command: dict[str, Any], client_seed: str | None = None):
+    """The rules step of a command: ``decide``, after the seat's ``client_seed`` if one came."""
+
     def step(state: GameState | None, actor: Actor) -> list:
         assert state is not None and actor.seat is not None
         try:
-            return decide(state, actor.seat, command)
+            seed = [] if client_seed is None else [set_client_seed(state, actor.seat, client_seed)]
+            return seed + decide(state, actor.seat, command)
         except IllegalMove as exc:
             raise MoveRefused(exc.detail, exc.code) from None
         except (ValueError, TypeError, KeyError, AttributeError):
@@ -69,8 +73,10 @@ def submit_command(
     seat: int | None = None,
     idempotency_key: str | None = None,
     present: Presenter | None = None,
+    client_seed: str | None = None,
 ) -> Written:
-    """Play one command for a seat if the game is still at ``expected_version``.
+    """Play one command for a seat if the game is still at ``expected_version`` (with the
+    seat's ``client_seed`` for the next deal recorded first, when given).
 
     Refusals, in order: no game, not started, not a player / not your seat, stale version, the
     rules refuse (``MoveRefused`` with the rules' code). A repeated ``idempotency_key`` from the
@@ -85,15 +91,45 @@ def submit_command(
             "seat": seat,
             "command": command,
             "expected_version": expected_version,
+            "client_seed": client_seed,
         }
         idempotency = Idempotency(user.pk, idempotency_key, fingerprint(request))
     return execute(
         game_id,
         sender=sender,
-        step=_decide(command),
+        step=_decide(command, client_seed),
         expected_version=expected_version,
         present=present,
         idempotency=idempotency,
+    )
+
+
+def submit_seed(
+    *,
+    game_id: uuid.UUID | str,
+    user: Any,
+    client_seed: str,
+    expected_version: int | None = None,
+    present: Presenter | None = None,
+) -> Written:
+    """Record the user's seed for the next deal's shuffle (``client_seed_set``); the latest a
+    seat sends before a deal counts. Send it after the commitment to that deal's server seed
+    (``game_started`` / ``round_ended``) for the deal to be provably out of the server's hands.
+    """
+
+    def step(state: GameState | None, actor: Actor) -> list:
+        assert state is not None and actor.seat is not None
+        try:
+            return [set_client_seed(state, actor.seat, client_seed)]
+        except IllegalMove as exc:
+            raise MoveRefused(exc.detail, exc.code) from None
+
+    return execute(
+        game_id,
+        sender=Sender.user(user),
+        step=step,
+        expected_version=expected_version,
+        present=present,
     )
 
 
@@ -147,8 +183,10 @@ def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome
         command = bot.choose(view, legal, rng, history=round_history(head.game_id, state, seat))
     else:
         command = bot.choose(view, legal, rng)
+    # A bot sends its seed for the next deal with its first move after a deal.
+    seed = f"{rng.getrandbits(128):032x}" if not state.client_seeds[seat] else None
     try:
-        return _write_from(head, Sender.bot(seat), _decide(command))
+        return _write_from(head, Sender.bot(seat), _decide(command, seed))
     except MoveRefused as exc:
         logger.error(
             "bot %s refused at %s v%s: %r (%s)", bot.name, game_id, head.version, command, exc.code

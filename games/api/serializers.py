@@ -196,6 +196,26 @@ class CommandInputSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Optional: the seat you act for (403 not_your_seat if it is not yours).",
     )
+    client_seed = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{1,64}$",
+        required=False,
+        help_text="Optional: your seed for the next deal's shuffle, recorded (a "
+        "`client_seed_set` event) before the command's events. See POST /games/{id}/seed.",
+    )
+
+
+class SeedInputSerializer(serializers.Serializer):
+    client_seed = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{1,64}$",
+        help_text="1 to 64 of A-Z a-z 0-9 _ -: mixed into the next deal's shuffle with the "
+        "server's committed seed and the other seats' (docs/verifying.md).",
+    )
+    expected_version = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_VERSION,
+        required=False,
+        help_text="Optional: 409 stale_version if the game moved on (e.g. the deal happened).",
+    )
 
 
 class EventsQuerySerializer(serializers.Serializer):

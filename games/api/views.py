@@ -27,6 +27,7 @@ from games.api.serializers import (
     PublicKeysSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
+    SeedInputSerializer,
     TableCreateInputSerializer,
     TableJoinInputSerializer,
     TableListQuerySerializer,
@@ -195,6 +196,7 @@ class GameCommandsApi(APIView):
             seat=data.validated_data.get("seat"),
             idempotency_key=key,
             present=selectors.command_answer,
+            client_seed=data.validated_data.get("client_seed"),
         )
         headers = {"Idempotent-Replayed": "true"} if written.replayed else None
         return Response(written.body, headers=headers)
@@ -257,3 +259,35 @@ class PublicKeysApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response(PublicKeysSerializer({"keys": selectors.public_keys()}).data)
+
+
+class GameSeedApi(APIView):
+    @extend_schema(
+        operation_id="games_seed",
+        summary="Send your seed for the next deal's shuffle",
+        description=(
+            "Appends `client_seed_set` for your seat; the latest seed each seat sent since the "
+            "last deal is mixed into the next one with the server seed committed in "
+            "`game_started` (round 1) or `round_ended` (`next_server_seed_hash`). Sent after "
+            "that commitment, it proves the server could not choose the deck knowing it. "
+            "Errors: 400, 403 `not_a_player`, 404, 409 `stale_version` / `not_started`, 422 "
+            "`wrong_phase` (the match is over)."
+        ),
+        tags=GAMES,
+        request=SeedInputSerializer,
+        responses={
+            200: CommandResultSerializer,
+            **error_responses(400, 401, 403, 404, 409, 415, 422),
+        },
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        data = SeedInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        written = play.submit_seed(
+            game_id=game_id,
+            user=request.user,
+            client_seed=data.validated_data["client_seed"],
+            expected_version=data.validated_data.get("expected_version"),
+            present=selectors.command_answer,
+        )
+        return Response(written.body)

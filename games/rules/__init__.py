@@ -17,6 +17,7 @@ from .engine import (
     new_game,
     next_dealer,
     seeded_deck,
+    set_client_seed,
     time_out,
 )
 from .errors import CODES as ILLEGAL_MOVE_CODES
@@ -64,6 +65,7 @@ __all__ = [
     "player_view",
     "redact_event",
     "seeded_deck",
+    "set_client_seed",
     "state_from_dict",
     "state_to_dict",
     "time_out",

@@ -18,6 +18,7 @@ from .cards import BIT, CODES, POINTS, cards_of, codes_of, parse_card
 from .errors import IllegalMove
 from .events import (
     Challenged,
+    ClientSeedSet,
     Discarded,
     DrawCalled,
     Drew,
@@ -44,7 +45,7 @@ from .melds import (
     run_display,
 )
 from .ruleset import RuleSet
-from .state import DEALING, DRAW_CALL, PLAY, ROUND_OVER, START, GameState, evolve
+from .state import DEALING, DRAW_CALL, MATCH_OVER, PLAY, ROUND_OVER, START, GameState, evolve
 
 log = logging.getLogger(__name__)
 
@@ -436,22 +437,37 @@ def seeded_deck(
     return deck
 
 
-def deal(
-    state: GameState,
-    rng: Rng,
-    game_id: str = "",
-    client_seeds: tuple[str, ...] = ("", "", ""),
-) -> RoundStarted:
+CLIENT_SEED_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def set_client_seed(state: GameState, seat: int, client_seed: Any) -> ClientSeedSet:
+    """A seat's seed for the next deal (1 to 64 of ``A-Z a-z 0-9 _ -``); any time before the
+    match is over. The latest one a seat sent since the last deal is mixed into the next."""
+    if not isinstance(seat, int) or not 0 <= seat <= 2:
+        raise IllegalMove("bad_command", "seat must be 0, 1 or 2")
+    if (
+        not isinstance(client_seed, str)
+        or not 1 <= len(client_seed) <= 64
+        or not set(client_seed) <= CLIENT_SEED_CHARS
+    ):
+        raise IllegalMove("bad_command", "a client seed is 1 to 64 of A-Z a-z 0-9 _ -")
+    if state.phase == MATCH_OVER:
+        raise IllegalMove("wrong_phase", "the match is over")
+    return ClientSeedSet(seat, client_seed)
+
+
+def deal(state: GameState, rng: Rng, game_id: str = "") -> RoundStarted:
     """The next ``round_started`` and its salted commitment. Where the server committed to a
     seed for this deal (``state.next_server_seed``), the shuffle is ``seeded_deck`` of it, the
     game id and the client seeds; else (the pure core's own games) a shuffle from ``rng``.
-    ``rng`` always supplies the salt."""
+    ``rng`` always supplies the salt; the client seeds are the seats' latest since the last
+    deal (``""`` for a seat that sent none)."""
     if state.phase not in (DEALING, ROUND_OVER):
         raise IllegalMove("wrong_phase", "a round is in play or the match is over")
     server_seed = state.next_server_seed
     if server_seed:
-        deck = seeded_deck(server_seed, game_id, state.round + 1, client_seeds)
-        seeds = tuple(client_seeds)
+        seeds = tuple(state.client_seeds)
+        deck = seeded_deck(server_seed, game_id, state.round + 1, seeds)
     else:
         deck = list(range(52))
         rng.shuffle(deck)

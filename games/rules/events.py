@@ -136,6 +136,15 @@ class TurnTimedOut(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ClientSeedSet(Event):
+    """A seat's seed for the next deal's shuffle (the latest before the deal counts)."""
+
+    type: ClassVar[str] = "client_seed_set"
+    seat: int
+    client_seed: str
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded(Event):
     type: ClassVar[str] = "round_ended"
     round: int
@@ -172,6 +181,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Challenged,
         Folded,
         TurnTimedOut,
+        ClientSeedSet,
         RoundEnded,
         MatchEnded,
     )

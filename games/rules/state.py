@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from .cards import BIT, parse_card
 from .events import (
     Challenged,
+    ClientSeedSet,
     Discarded,
     DrawCalled,
     Drew,
@@ -81,6 +82,7 @@ class GameState(NamedTuple):
     server_seed: str = ""  # the round's (seeded shuffles); secret until the round ends
     next_server_seed: str = ""  # committed for the next deal; secret until that round ends
     next_server_seed_hash: str = ""
+    client_seeds: tuple[str, str, str] = ("", "", "")  # sent since the last deal, per seat
 
     def opened(self, seat: int) -> bool:
         return any(m.owner == seat for m in self.melds)
@@ -133,6 +135,7 @@ def _round_started(s: GameState, e: RoundStarted) -> GameState:
         server_seed=e.server_seed,
         next_server_seed="",
         next_server_seed_hash="",
+        client_seeds=("", "", ""),  # the deal used them
     )
 
 
@@ -229,6 +232,12 @@ def _timed_out(s: GameState, e: TurnTimedOut) -> GameState:
     return s
 
 
+def _client_seed_set(s: GameState, e: ClientSeedSet) -> GameState:
+    if not 0 <= e.seat <= 2:
+        return s
+    return s._replace(client_seeds=_with(s.client_seeds, e.seat, e.client_seed))
+
+
 def _round_ended(s: GameState, e: RoundEnded) -> GameState:
     wins = s.round_wins
     if e.winner is not None:
@@ -260,6 +269,7 @@ _MUTATORS = {
     Challenged: _answered,
     Folded: _answered,
     TurnTimedOut: _timed_out,
+    ClientSeedSet: _client_seed_set,
     RoundStarted: _round_started,
     RoundEnded: _round_ended,
     MatchEnded: _match_ended,
@@ -330,6 +340,7 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
         "server_seed": state.server_seed,
         "next_server_seed": state.next_server_seed,
         "next_server_seed_hash": state.next_server_seed_hash,
+        "client_seeds": list(state.client_seeds),
     }
 
 
@@ -376,4 +387,5 @@ def state_from_dict(data: dict[str, Any]) -> GameState:
         server_seed=data.get("server_seed", ""),
         next_server_seed=data.get("next_server_seed", ""),
         next_server_seed_hash=data.get("next_server_seed_hash", ""),
+        client_seeds=tuple(data.get("client_seeds", ("", "", ""))),
     )

@@ -34,6 +34,7 @@ from games.rules import (
     evolve,
     next_dealer,
     seeded_deck,
+    set_client_seed,
     time_out,
 )
 from games.rules.cards import CODES
@@ -284,7 +285,18 @@ def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
             state = dealt
             i += 1
             continue
-        if kind == "turn_timed_out":
+        if kind == "client_seed_set":
+            seat = rec.data.get("seat")
+            if not isinstance(seat, int) or not 0 <= seat <= 2:
+                return Failure(rec.seq, "legality", f"seat {seat!r} is not a seat")
+            actor = actor_of_seat(state.seats[seat])
+            if rec.actor != actor:
+                return Failure(rec.seq, "legality", f"actor {rec.actor} does not play seat {seat}")
+            try:
+                expected = [set_client_seed(state, seat, rec.data.get("client_seed"))]
+            except IllegalMove as exc:
+                return Failure(rec.seq, "legality", f"a client seed is refused: {exc.detail}")
+        elif kind == "turn_timed_out":
             actor = SYSTEM_ACTOR
             if rec.actor != actor:
                 return Failure(rec.seq, "legality", f"a time-out by {rec.actor}, not the server")

@@ -22,14 +22,23 @@ def bot_table(user, rules: str = "standard", levels=("easy", "easy")) -> Game:
     return lobby.table_create(user=user, rules=rules, seats=seats)
 
 
-def play_to_end(game_id, user, rng: random.Random, timeouts: float = 0.1, upto=None) -> None:
-    """Play the table through the services until the match ends (or ``upto`` events): bots by
-    ``play_bot_turn``, the person by a random legal command or, now and then, a time-out."""
+def play_to_end(
+    game_id, user, rng: random.Random, timeouts: float = 0.1, upto=None, until=None
+) -> None:
+    """Play the table through the services until the match ends (or ``upto`` events, or
+    ``until(state)``): bots by ``play_bot_turn``, the person by a random legal command or, now
+    and then, a time-out; a table that waits between rounds is dealt by ``deal_next_round``."""
     for _ in range(MAX_WRITES):
         head = store.read(game_id)
         state = head.state()
         if state.phase == "match_over" or (upto is not None and head.version >= upto):
             return
+        if until is not None and until(state):
+            return
+        if state.phase == "round_over":  # a table that waits before the next deal
+            outcome = play.deal_next_round(game_id=game_id, expected_version=head.version)
+            assert outcome == play.Outcome.DONE, outcome
+            continue
         seat = state.turn
         if state.seats[seat].get("kind") == "bot":
             outcome = play.play_bot_turn(game_id=game_id, expected_version=head.version)

@@ -22,9 +22,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from games import store
+from games import play, store
 from games.models import Event, GameSeal, SealKey
-from games.rules import RuleSet, deck_commitment
+from games.rules import RuleSet, deck_commitment, legal_commands
 from games.verify import key_id, verify_export
 from games.verify.__main__ import main as verify_main
 from games.verify.bench import recorded_match
@@ -303,8 +303,6 @@ def test_the_server_seed_of_a_round_in_play_is_in_no_response(player):
         bodies.append(player.get(f"/api/v1/games/{game.pk}/audit").content.decode())
         state = store.read(game.pk).state()
         if state.turn == 0 and state.in_round:
-            from games.rules import legal_commands
-
             command = legal_commands(state, 0)[0]
             answer = player.post(
                 f"/api/v1/games/{game.pk}/commands",
@@ -359,3 +357,61 @@ def test_keys_are_public_and_a_rotation_keeps_old_seals_verifiable(player, api_c
     assert GameSeal.objects.get(game_id=first).key_id == old["id"]
     assert GameSeal.objects.get(game_id=second).key_id == listed[1]["id"]
     assert audit(player, first)["sound"] and audit(player, second)["sound"]
+
+
+# ---------------------------------------------------------------- client seeds
+
+
+def test_players_and_bots_seed_the_next_deal_and_the_verifiers_check_it(player, settings, tmp_path):
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = 60  # the table waits between rounds
+    game = bot_table(player.user)
+    game_id = str(game.pk)
+    rng = random.Random(41)
+    first_deal = datas(game_id)[1]
+    assert first_deal["client_seeds"] == ["", "", ""]  # dealt with the start: nobody could seed
+    play_to_end(game.pk, player.user, rng, timeouts=0.0, until=lambda s: s.phase == "round_over")
+    ended_at = store.read(game_id).version
+    commitment = datas(game_id)[-1]
+    assert commitment["type"] in ("round_ended", "match_ended")
+    response = player.post(f"/api/v1/games/{game_id}/seed", {"client_seed": "no spaces"}, "json")
+    assert response.status_code == 400 and response.json()["code"] == "invalid"
+    response = player.post(f"/api/v1/games/{game_id}/seed", {"client_seed": "ana-42_x"}, "json")
+    assert response.status_code == 200, response.content
+    (event,) = response.json()["events"]
+    assert event["seq"] == ended_at + 1 and event["data"] == {
+        "type": "client_seed_set",
+        "seat": 0,
+        "client_seed": "ana-42_x",
+    }
+    assert play.deal_next_round(game_id=game_id, expected_version=ended_at + 1) == "done"
+    dealt = datas(game_id)[-1]
+    assert dealt["type"] == "round_started" and dealt["client_seeds"][0] == "ana-42_x"
+    assert all(dealt["client_seeds"][1:])  # the bots sent theirs with their moves
+    # A seed on a command (the person's next one) is recorded first, then the command.
+    state = store.read(game_id).state()
+    play_to_end(game.pk, player.user, rng, timeouts=0.0, until=lambda s: s.turn == 0)
+    state = store.read(game_id).state()
+    command = legal_commands(state, 0)[-1]
+    response = player.post(
+        f"/api/v1/games/{game_id}/commands",
+        {"command": command, "expected_version": state.version, "client_seed": "again"},
+        "json",
+    )
+    assert response.status_code == 200, response.content
+    types = [e["type"] for e in response.json()["events"]]
+    assert types[0] == "client_seed_set" and len(types) >= 2
+    play_to_end(game.pk, player.user, rng, timeouts=0.05)
+    doc = export(player, game_id)
+    assert verify_export(doc, {key_id(server_key()): server_key()}) is None
+    assert independent.verify(doc, server_key()) is None
+    response = player.post(f"/api/v1/games/{game_id}/seed", {"client_seed": "late"}, "json")
+    assert response.status_code == 422 and response.json()["code"] == "wrong_phase"
+
+
+def test_a_deal_with_a_client_seed_swapped_afterwards_is_caught(player, tmp_path):
+    game_id = finished(player, seed=42)
+    seq, deal = _first(game_id, "round_started", after=2)
+    assert any(deal["client_seeds"])
+    deal = dict(deal, client_seeds=["forged", *deal["client_seeds"][1:]])
+    rewrite(game_id, {seq: deal})
+    assert_not_sound_at(player, game_id, tmp_path, seq, "commitment")
