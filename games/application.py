@@ -20,6 +20,7 @@ presenter, so they build no response body.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 import secrets
 import uuid
@@ -53,6 +54,7 @@ from games.rules import (
 )
 
 SYSTEM_ACTOR = "system"
+logger = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- who is writing
@@ -342,5 +344,8 @@ def execute(
                 return _replayed(again, again.game_id, idempotency)
         raise
     if state.phase == "match_over" and (before is None or before.phase != "match_over"):
-        seal.seal_match(head.game_id, state.version, rows[-1].hash)
+        try:
+            seal.seal_match(head.game_id, state.version, rows[-1].hash)
+        except Exception:  # the events are committed; settlement seals it later
+            logger.exception("could not seal match %s", head.game_id)
     return Written(head.game_id, state.version, rows, state, columns, actor.seat, body)

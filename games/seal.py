@@ -9,9 +9,10 @@ a development key generated on first use in ``TONGITS_SEAL_KEY_FILE`` (``var/sea
 Every public key the server has sealed with is recorded (``SealKey``) and listed by
 ``GET /api/v1/keys``; a new key closes the validity of the older ones, which stay listed.
 
-Sealing happens in the write door right after the write that ends the match, and again (once)
-wherever a finished match is found unsealed (settlement, export, audit), so a crash between the
-two leaves no match unsealed for long.
+Sealing happens in the write door right after the write that ends the match; settlement (which
+the sweeper retries until done) seals a finished match the door missed, and ``manage.py
+verify_events --seal-missing`` seals the matches that ended before seals existed. Reads (audit,
+export, ``GET /keys``) never write.
 """
 
 from __future__ import annotations
@@ -51,22 +52,24 @@ def _from_seed(seed_hex: str) -> SigningKey:
 
 
 def _dev_seed() -> str:
-    """The development key's seed, generated (mode 0600) the first time it is needed."""
+    """The development key's seed, generated (mode 0600) the first time it is needed: written
+    whole to a private temporary file, then linked into place, so a process starting at the
+    same moment reads either no file or the whole key, and the first link wins."""
     path = settings.TONGITS_SEAL_KEY_FILE
-    try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    seed = os.urandom(32).hex()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first
-        return path.read_text().strip()
-    with os.fdopen(fd, "w") as handle:
-        handle.write(seed + "\n")
-    logger.warning("generated a development seal key in %s", path)
-    return seed
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(os.urandom(32).hex() + "\n")
+        try:
+            os.link(tmp, path)
+            logger.warning("generated a development seal key in %s", path)
+        except FileExistsError:
+            pass  # another process made it first: use theirs
+        finally:
+            tmp.unlink()
+    return path.read_text().strip()
 
 
 @functools.lru_cache(maxsize=4)
@@ -97,8 +100,8 @@ def _record(key_id: str, public_hex: str) -> None:
 
 
 def public_keys() -> list[dict[str, Any]]:
-    """Every key the server has sealed with, oldest first (the current one is recorded too)."""
-    signing_key()
+    """Every key the server has sealed with, oldest first (a key is listed from its first
+    seal on)."""
     return [
         {
             "id": k.key_id,
@@ -144,6 +147,10 @@ def seal_match(game_id: uuid.UUID | str, version: int, last_hash: str) -> GameSe
             )
     except IntegrityError:  # sealed meanwhile by another process
         return GameSeal.objects.get(game_id=game_id)
+
+
+def seal_of(game_id: uuid.UUID | str) -> GameSeal | None:
+    return GameSeal.objects.filter(game_id=game_id).first()
 
 
 def ensure_sealed(game_id: uuid.UUID | str) -> GameSeal | None:

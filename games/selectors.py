@@ -239,7 +239,7 @@ def soundness(game_id: uuid.UUID, *, finished: bool) -> dict[str, Any]:
     failure = failure or legal
     seal_ok = None
     if finished:
-        sealed = seal.seal_dict(seal.ensure_sealed(game_id))
+        sealed = seal.seal_dict(seal.seal_of(game_id))
         seal_failure = verify.check_seal(
             str(game_id), records, seal.started_rules(game_id), sealed, seal.trusted_keys()
         )
@@ -344,7 +344,7 @@ def export(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
             if reveal:
                 entry["salt"] = r.data.get("salt")
             deals.append(entry)
-    sealed = seal.seal_dict(seal.ensure_sealed(game.game_id)) if reveal else None
+    sealed = seal.seal_dict(seal.seal_of(game.game_id)) if reveal else None
     return {
         "format": verify.EXPORT_FORMAT,
         "game": str(game.game_id),

@@ -415,3 +415,19 @@ def test_a_deal_with_a_client_seed_swapped_afterwards_is_caught(player, tmp_path
     deal = dict(deal, client_seeds=["forged", *deal["client_seeds"][1:]])
     rewrite(game_id, {seq: deal})
     assert_not_sound_at(player, game_id, tmp_path, seq, "commitment")
+
+
+def test_a_finished_match_without_a_seal_is_not_sound_until_sealed(player, tmp_path):
+    """Matches that ended before seals existed: no seal, so not sound; ``verify_events
+    --seal-missing`` seals them (reads never write)."""
+    game_id = finished(player, seed=43)
+    GameSeal.objects.filter(game_id=game_id).delete()
+    answer = audit(player, game_id)
+    assert answer["seal_ok"] is False and answer["failure"]["check"] == "seal"
+    assert not GameSeal.objects.filter(game_id=game_id).exists()
+    with pytest.raises(CommandError):
+        call_command("verify_events", game_id, stdout=StringIO())
+    out = StringIO()
+    call_command("verify_events", game_id, "--seal-missing", stdout=out)
+    assert "every game is sound" in out.getvalue()
+    assert audit(player, game_id)["sound"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from games import selectors
+from games import seal, selectors
 from games.models import Game
 
 
@@ -25,6 +25,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("game_ids", nargs="*", help="Only these games (default: all).")
+        parser.add_argument(
+            "--seal-missing",
+            action="store_true",
+            help="First seal the finished matches that have no seal (those that ended before "
+            "seals existed), as they are now.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         games = Game.objects.order_by("created_at", "id")
@@ -37,6 +43,8 @@ class Command(BaseCommand):
         checked = broken = 0
         for game_id, status in games.values_list("pk", "status").iterator():
             checked += 1
+            if options["seal_missing"] and status == Game.Status.FINISHED:
+                seal.ensure_sealed(game_id)
             checks = selectors.soundness(game_id, finished=status == Game.Status.FINISHED)
             failure = checks["failure"]
             if failure is not None:
