@@ -245,7 +245,7 @@ def _replayed(head: store.Head, game_id: uuid.UUID, idem: Idempotency) -> Writte
     return Written(game_id, body.get("version", head.version), [], None, {}, None, body, True)
 
 
-def with_nonce(data: dict[str, Any]) -> dict[str, Any]:
+def with_server_secrets(data: dict[str, Any]) -> dict[str, Any]:
     """An event's data with the server's fresh secrets, which no rules step can give:
 
     - a random ``nonce`` (16 bytes, hex) when its content is hidden from some reader, so its
@@ -301,12 +301,12 @@ def execute(
     now = timezone.now()
     batches: list[tuple[str, list[dict[str, Any]]]] = []
     state = before
-    events = [with_nonce(event_to_dict(e)) for e in step(before, actor)]
+    events = [with_server_secrets(event_to_dict(e)) for e in step(before, actor)]
     for data in events:
         state = evolve(state, data)
     batches.append((actor.label, events))
     if state is not None and _deals_at_once(state):
-        dealt = with_nonce(
+        dealt = with_server_secrets(
             event_to_dict(deal(state, rng or random.SystemRandom(), str(head.game_id)))
         )
         state = evolve(state, dealt)

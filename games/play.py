@@ -91,8 +91,9 @@ def submit_command(
             "seat": seat,
             "command": command,
             "expected_version": expected_version,
-            "client_seed": client_seed,
         }
+        if client_seed is not None:  # absent otherwise: earlier requests keep their fingerprint
+            request["client_seed"] = client_seed
         idempotency = Idempotency(user.pk, idempotency_key, fingerprint(request))
     return execute(
         game_id,

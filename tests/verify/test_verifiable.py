@@ -138,7 +138,8 @@ def test_the_verifier_runs_as_a_module_without_django(player, tmp_path):
 def test_events_stored_without_nonces_still_verify(player, tmp_path, monkeypatch):
     from games import application
 
-    monkeypatch.setattr(application, "with_nonce", lambda data: data)  # as before receipts
+    # As before receipts and seeded shuffles: no nonce, no server seed, a shuffle from the rng.
+    monkeypatch.setattr(application, "with_server_secrets", lambda data: data)
     game_id = finished(player, seed=3)
     assert not any("nonce" in d for d in datas(game_id))
     answer, command, (status, printed) = verdicts(player, game_id, tmp_path)
