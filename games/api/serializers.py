@@ -192,10 +192,6 @@ class CommandInputSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Optional: the seat you act for (403 not_your_seat if it is not yours).",
     )
-
-
-class EventsQuerySerializer(serializers.Serializer):
-    after = serializers.IntegerField(
     client_seed = serializers.RegexField(
         r"^[A-Za-z0-9_-]{1,64}$",
         required=False,
@@ -216,6 +212,10 @@ class SeedInputSerializer(serializers.Serializer):
         required=False,
         help_text="Optional: 409 stale_version if the game moved on (e.g. the deal happened).",
     )
+
+
+class EventsQuerySerializer(serializers.Serializer):
+    after = serializers.IntegerField(
         min_value=0, max_value=MAX_VERSION, default=0, help_text="Events with seq > after."
     )
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=1000)
