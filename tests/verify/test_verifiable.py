@@ -432,3 +432,28 @@ def test_a_finished_match_without_a_seal_is_not_sound_until_sealed(player, tmp_p
     call_command("verify_events", game_id, "--seal-missing", stdout=out)
     assert "every game is sound" in out.getvalue()
     assert audit(player, game_id)["sound"]
+
+
+def test_server_events_with_receipts_and_seeds_fit_the_event_schemas(player, settings):
+    """The typed event schemas (strict: no undeclared field) hold the server's own events too:
+    nonces, committed seeds, client seeds, as a player's feed and a finished export show them."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    from tests.api.test_event_schemas import strict, validator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    check = validator(strict(json.loads(json.dumps(schema["components"]["schemas"]))), "Event")
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = 60
+    game = bot_table(player.user)
+    rng = random.Random(44)
+    play_to_end(game.pk, player.user, rng, timeouts=0.1, until=lambda s: s.phase == "round_over")
+    response = player.post(f"/api/v1/games/{game.pk}/seed", {"client_seed": "s33d"}, "json")
+    assert response.status_code == 200, response.content
+    shown = player.get(f"/api/v1/games/{game.pk}/events").json()["events"]
+    play_to_end(game.pk, player.user, rng, timeouts=0.1)
+    shown += export(player, game.pk)["events"]
+    kinds = {e["type"] for e in shown}
+    assert {"client_seed_set", "round_started", "drew", "round_ended"} <= kinds
+    assert any("nonce" in e["data"] for e in shown)
+    for event in shown:
+        assert [e.message for e in check.iter_errors(event["data"])] == [], event
