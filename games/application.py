@@ -49,8 +49,8 @@ from games.rules import (
     deal,
     event_to_dict,
     evolve,
-    play_resigned,
     hidden_from_some,
+    play_resigned,
     state_to_dict,
 )
 

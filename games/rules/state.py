@@ -244,6 +244,8 @@ def _resigned(s: GameState, e: Resigned) -> GameState:
 
 def _aborted(s: GameState, e: Aborted) -> GameState:
     return s._replace(phase=ABORTED, turn=-1)
+
+
 def _client_seed_set(s: GameState, e: ClientSeedSet) -> GameState:
     if not 0 <= e.seat <= 2:
         return s
