@@ -5,6 +5,7 @@ raise domain errors (``tongits_site.errors``, or Django's ``ValidationError``); 
 turns them into HTTP answers.
 """
 
+import contextlib
 import uuid
 from typing import Any
 
@@ -23,8 +24,10 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from accounts import projections
 from accounts.models import BOT_USERNAME_PREFIX, Session, User
 from accounts.selectors import user_username_taken
-from games import lobby, players
+from games import lobby, play, players
+from games.errors import AlreadyResigned, NotActive, NotStarted
 from games.live.models import StreamTicket
+from games.models import Game
 from tongits_site import token_cache
 from tongits_site.celery import app as celery_app
 from tongits_site.errors import Invalid, NotFound, Unauthenticated
@@ -224,14 +227,20 @@ def account_delete(*, user: User, password: str) -> None:
     ``deleted_at``), because the games' hash-chained events name the player by this id; every
     read shows "deleted player" for it. Sessions and stream tickets end; tables not started are
     left; history rows and totals leave the projections (``projections.forget_player``), and
-    opponents keep the matches. A running match goes on with the seat timed out at each turn.
+    opponents keep the matches. Each running match counts them as resigned (``play.resign``).
     """
     user = _fresh(user)
     if user.is_bot or not user.check_password(password):
         raise WrongPassword()
     sessions_end_all(user=user)
     StreamTicket.objects.filter(user=user).delete()
-    lobby.player_departs(user=user)
+    game_ids = lobby.player_departs(user=user)
+    running = Game.objects.filter(pk__in=game_ids, status=Game.Status.ACTIVE)
+    for game_id in running.values_list("pk", flat=True):
+        # Resigned: placed last, the seat played at once whenever it is to act (a match over
+        # meanwhile, or a resignation already made, is fine as it is).
+        with contextlib.suppress(NotActive, AlreadyResigned, NotStarted):
+            play.resign(game_id, user.pk)
     user.username = f"deleted-{uuid.uuid4().hex}"
     user.email = user.first_name = user.last_name = ""
     user.set_unusable_password()

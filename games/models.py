@@ -29,6 +29,7 @@ class Game(models.Model):
         ACTIVE = "active", "being played"
         FINISHED = "finished", "match over"
         ABANDONED = "abandoned", "abandoned before the start"
+        ABORTED = "aborted", "called off unfinished (no result)"
 
     class Awaiting(models.TextChoices):
         """What the table waits for; the server owes the work for every value but user/none."""
@@ -63,6 +64,8 @@ class Game(models.Model):
     settled_at = models.DateTimeField(null=True, blank=True, help_text="Match result recorded.")
     # The stream's head: the hash of the event at ``version``, so an append reads no event.
     last_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # Casual tables (False) change no rating; rated ones need turn_seconds >= 10, or 0.
+    rated = models.BooleanField(default=True)
     # When the server owes this table work (a bot move, a deal, a settlement or the turn
     # deadline): the scheduler's one indexed question. Null while only a person can move it on.
     due_at = models.DateTimeField(null=True, blank=True)
@@ -115,6 +118,17 @@ class Seat(models.Model):
     )
     bot_level = models.CharField(max_length=16, blank=True, default="", help_text="Bot seats.")
     joined_at = models.DateTimeField(null=True, blank=True)
+
+    class Invitation(models.TextChoices):
+        NONE = "", "no invitation (the creator, or a player who joined)"
+        PENDING = "pending", "invited, no answer yet"
+        ACCEPTED = "accepted", "invited and accepted"
+
+    # A seat given to a named user is an invitation until that user accepts.
+    invitation = models.CharField(
+        max_length=8, choices=Invitation.choices, blank=True, default=Invitation.NONE
+    )
+    invited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "index"]
@@ -199,3 +213,39 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}:{self.key}"
+
+
+class SealKey(models.Model):
+    """A public key the server has sealed matches with (Ed25519), listed by ``GET /keys``.
+
+    Recorded the first time the server uses it; a new key (a changed ``TONGITS_SEAL_KEY``)
+    closes the others' ``valid_to`` and stays listed with them, so old seals still verify.
+    """
+
+    key_id = models.CharField(max_length=16, primary_key=True)
+    algorithm = models.CharField(max_length=16, default="ed25519")
+    public_key = models.CharField(max_length=64, unique=True, help_text="32 bytes, hex.")
+    valid_from = models.DateTimeField()
+    valid_to = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["valid_from", "key_id"]
+
+    def __str__(self) -> str:
+        return f"{self.algorithm} {self.key_id}"
+
+
+class GameSeal(models.Model):
+    """The signed seal of a finished match, stored beside its game (not an event): the
+    signature over canonical JSON of {game, version, hash, rules_digest} (``games.seal``)."""
+
+    game = models.OneToOneField(Game, on_delete=models.PROTECT, primary_key=True, related_name="+")
+    version = models.PositiveIntegerField()
+    hash = models.CharField(max_length=64)
+    rules_digest = models.CharField(max_length=64)
+    key = models.ForeignKey(SealKey, on_delete=models.PROTECT, related_name="+")
+    signature = models.CharField(max_length=128, help_text="Ed25519, 64 bytes, hex.")
+    signed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"seal of {self.game_id} at v{self.version}"

@@ -2,10 +2,12 @@
 (``games.application.execute``).
 
 - ``submit_command``: a person's command (or a bot driver's, ``seat=`` of a bot seat).
-- ``play_bot_turn``, ``expire_turn``, ``deal_next_round``: the server's own moves, run by the
-  Celery tasks the scheduler queues. Each takes the version it was queued for and does nothing
-  (``Outcome.MOVED_ON``) if the game has moved on, so a task run twice, late or out of order
-  changes nothing.
+- ``resign``: a player leaves a started match (``resigned``); the server plays the seat from
+  then on (``games.application.execute`` plays a resigned seat at once whenever it is to act).
+- ``play_bot_turn``, ``expire_turn``, ``deal_next_round``, ``abort_idle``: the server's own
+  moves, run by the Celery tasks the scheduler queues (``abort_idle`` by the sweeper). Each
+  takes the version it was queued for and does nothing (``Outcome.MOVED_ON``) if the game has
+  moved on, so a task run twice, late or out of order changes nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from games.application import (
     execute,
     fingerprint,
 )
-from games.errors import MoveRefused, StaleVersion
+from games.errors import AlreadyResigned, MoveRefused, NotActive, NotStarted, StaleVersion
 from games.models import Event, Game
 from games.rules import (
     GameState,
@@ -38,18 +40,24 @@ from games.rules import (
     legal_commands,
     player_view,
     redact_event,
+    set_client_seed,
     time_out,
 )
+from games.rules import abort as abort_match
+from games.rules import resign as resign_seat
 from games.rules.bots import get_bot
 
 logger = logging.getLogger(__name__)
 
 
-def _decide(command: dict[str, Any]):
+def _decide(command: dict[str, Any], client_seed: str | None = None):
+    """The rules step of a command: ``decide``, after the seat's ``client_seed`` if one came."""
+
     def step(state: GameState | None, actor: Actor) -> list:
         assert state is not None and actor.seat is not None
         try:
-            return decide(state, actor.seat, command)
+            seed = [] if client_seed is None else [set_client_seed(state, actor.seat, client_seed)]
+            return seed + decide(state, actor.seat, command)
         except IllegalMove as exc:
             raise MoveRefused(exc.detail, exc.code) from None
         except (ValueError, TypeError, KeyError, AttributeError):
@@ -69,8 +77,10 @@ def submit_command(
     seat: int | None = None,
     idempotency_key: str | None = None,
     present: Presenter | None = None,
+    client_seed: str | None = None,
 ) -> Written:
-    """Play one command for a seat if the game is still at ``expected_version``.
+    """Play one command for a seat if the game is still at ``expected_version`` (with the
+    seat's ``client_seed`` for the next deal recorded first, when given).
 
     Refusals, in order: no game, not started, not a player / not your seat, stale version, the
     rules refuse (``MoveRefused`` with the rules' code). A repeated ``idempotency_key`` from the
@@ -86,14 +96,87 @@ def submit_command(
             "command": command,
             "expected_version": expected_version,
         }
+        if client_seed is not None:  # absent otherwise: earlier requests keep their fingerprint
+            request["client_seed"] = client_seed
         idempotency = Idempotency(user.pk, idempotency_key, fingerprint(request))
     return execute(
         game_id,
         sender=sender,
-        step=_decide(command),
+        step=_decide(command, client_seed),
         expected_version=expected_version,
         present=present,
         idempotency=idempotency,
+    )
+
+
+def resign(game_id: uuid.UUID | str, user_id: int, *, present: Presenter | None = None) -> Written:
+    """The user resigns their seat of a started match: ``resigned``, then the moves the server
+    plays for the seat at once if it is to act. From then on the seat is played by the time-out
+    rule whenever its turn comes, with no deadline waited for; the resigner is placed last.
+
+    Also what deleting an account calls for each of its running matches. Refusals:
+    ``GameNotFound``, ``NotStarted``, ``NotActive`` (over or aborted), ``NotAPlayer``,
+    ``AlreadyResigned``. Retries by itself when a move lands at the same moment.
+    """
+
+    def step(state: GameState | None, actor: Actor) -> list:
+        assert state is not None and actor.seat is not None
+        try:
+            return resign_seat(state, actor.seat)
+        except IllegalMove as exc:
+            if exc.code == "already_resigned":
+                raise AlreadyResigned() from None
+            raise NotActive() from None
+
+    for _ in range(RESIGN_ATTEMPTS):
+        head = store.read(game_id)
+        if head.state() is None:
+            raise NotStarted()
+        if head.status != Game.Status.ACTIVE:
+            raise NotActive()
+        try:
+            return execute(
+                head.game_id,
+                sender=Sender(user_id=user_id),
+                step=step,
+                expected_version=head.version,
+                present=present,
+                head=head,
+            )
+        except StaleVersion:
+            continue  # somebody moved meanwhile: resign at the new version
+    raise StaleVersion(head.version, head.version + 1)
+
+
+RESIGN_ATTEMPTS = 5
+
+
+def submit_seed(
+    *,
+    game_id: uuid.UUID | str,
+    user: Any,
+    client_seed: str,
+    expected_version: int | None = None,
+    present: Presenter | None = None,
+) -> Written:
+    """Record the user's seed for the next deal's shuffle (``client_seed_set``); the latest a
+    seat sends before a deal counts. Send it after the commitment to that deal's server seed
+    (``game_started`` / ``round_ended``) for the deal to be provably out of the server's hands.
+    """
+
+    def step(state: GameState | None, actor: Actor) -> list:
+        assert state is not None and actor.seat is not None
+        try:
+            return [set_client_seed(state, actor.seat, client_seed)]
+        except IllegalMove as exc:
+            raise MoveRefused(exc.detail, exc.code) from None
+
+    return execute(
+        game_id,
+        sender=Sender.user(user),
+        step=step,
+        expected_version=expected_version,
+        present=present,
     )
 
 
@@ -147,8 +230,10 @@ def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome
         command = bot.choose(view, legal, rng, history=round_history(head.game_id, state, seat))
     else:
         command = bot.choose(view, legal, rng)
+    # A bot sends its seed for the next deal with its first move after a deal.
+    seed = f"{rng.getrandbits(128):032x}" if not state.client_seeds[seat] else None
     try:
-        return _write_from(head, Sender.bot(seat), _decide(command))
+        return _write_from(head, Sender.bot(seat), _decide(command, seed))
     except MoveRefused as exc:
         logger.error(
             "bot %s refused at %s v%s: %r (%s)", bot.name, game_id, head.version, command, exc.code
@@ -196,4 +281,20 @@ def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outco
     state = head.state()
     if state is None or state.phase not in ("dealing", "round_over"):
         return Outcome.NOTHING
-    return _write_from(head, Sender.server(), lambda s, _actor: [deal(s, random.SystemRandom())])
+    return _write_from(
+        head,
+        Sender.server(),
+        lambda s, _actor: [deal(s, random.SystemRandom(), str(head.game_id))],
+    )
+
+
+def abort_idle(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """Abort a started match without turn limits that has sat idle past
+    ``TONGITS_ABORT_IDLE_SECONDS``, at that version only: an ``aborted`` event, no result."""
+    head = store.read(game_id)
+    if head.version != expected_version:
+        return Outcome.MOVED_ON
+    state = head.state()
+    if state is None or head.status != Game.Status.ACTIVE or state.rules.turn_seconds:
+        return Outcome.NOTHING
+    return _write_from(head, Sender.server(), lambda s, _actor: abort_match(s, "idle"))

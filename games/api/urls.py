@@ -8,12 +8,21 @@ urlpatterns = [
     path("tables/<uuid:game_id>/join", views.TableJoinApi.as_view(), name="table-join"),
     path("tables/<uuid:game_id>/leave", views.TableLeaveApi.as_view(), name="table-leave"),
     path("tables/<uuid:game_id>/start", views.TableStartApi.as_view(), name="table-start"),
+    path(
+        "tables/<uuid:game_id>/invitation",
+        views.TableInvitationApi.as_view(),
+        name="table-invitation",
+    ),
     path("games/<uuid:game_id>", views.GameApi.as_view(), name="game"),
     path("games/<uuid:game_id>/commands", views.GameCommandsApi.as_view(), name="game-commands"),
+    path("games/<uuid:game_id>/resign", views.GameResignApi.as_view(), name="game-resign"),
     # Async: answers at once, or with ?wait= when the next event is committed (long-poll).
     path("games/<uuid:game_id>/events", live_views.game_events_view(), name="game-events"),
     path("games/<uuid:game_id>/replay", views.GameReplayApi.as_view(), name="game-replay"),
     path("games/<uuid:game_id>/audit", views.GameAuditApi.as_view(), name="game-audit"),
+    path("games/<uuid:game_id>/export", views.GameExportApi.as_view(), name="game-export"),
+    path("games/<uuid:game_id>/seed", views.GameSeedApi.as_view(), name="game-seed"),
+    path("keys", views.PublicKeysApi.as_view(), name="keys"),
     # Live (docs/live.md): Server-Sent Events, their tickets, the player's own tables.
     path(
         "games/<uuid:game_id>/stream",

@@ -12,6 +12,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,15 +22,20 @@ from games.api.serializers import (
     AuditSerializer,
     CommandInputSerializer,
     CommandResultSerializer,
+    ExportSerializer,
     GamePayloadSerializer,
+    InvitationInputSerializer,
+    PublicKeysSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
+    SeedInputSerializer,
     TableCreateInputSerializer,
     TableJoinInputSerializer,
     TableListQuerySerializer,
     TableOutputSerializer,
 )
 from tongits_site.api_errors import ApiError, error_responses
+from tongits_site.throttling import CommandThrottle
 
 TABLES = ["tables"]
 GAMES = ["games"]
@@ -92,12 +98,13 @@ class TablesApi(APIView):
         description=(
             "A table of you and bots only (no open seat, no other user) starts at once: the "
             'answer has `"status": "active"` and the server plays the bots. Any other table '
-            "waits for its players and `start`."
+            "waits for its players and `start`. 409 `too_many_waiting_tables`: you already "
+            "have `TONGITS_MAX_WAITING_TABLES` (3) tables waiting."
         ),
         tags=TABLES,
         request=TableCreateInputSerializer,
         examples=TABLE_EXAMPLES,
-        responses={201: TableOutputSerializer, **error_responses(400, 401, 415)},
+        responses={201: TableOutputSerializer, **error_responses(400, 401, 409, 415)},
     )
     def post(self, request: Request) -> Response:
         data = TableCreateInputSerializer(data=request.data)
@@ -159,10 +166,29 @@ class TableLeaveApi(APIView):
         return Response(_table(game_id))
 
 
+class TableInvitationApi(APIView):
+    @extend_schema(
+        operation_id="tables_invitation",
+        summary="Accept or decline your invitation to a table",
+        description="A seat given to you by name is an invitation: the table starts only once "
+        "every invited player has accepted. Declining frees the seat. 409 `no_invitation` if "
+        "you have no open invitation there (it may have lapsed).",
+        tags=TABLES,
+        request=InvitationInputSerializer,
+        responses={200: TableOutputSerializer, **error_responses(400, 401, 404, 409, 415)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        data = InvitationInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        accept = data.validated_data["answer"] == "accept"
+        lobby.table_respond(game_id=game_id, user=request.user, accept=accept)
+        return Response(_table(game_id))
+
+
 class TableStartApi(APIView):
     @extend_schema(
         operation_id="tables_start",
-        summary="Start the match (every seat taken): deals the first round",
+        summary="Start the match (every seat taken, every invitation accepted): deals",
         tags=TABLES,
         request=None,
         responses={200: TableOutputSerializer, **error_responses(401, 403, 404, 409)},
@@ -198,6 +224,8 @@ def _idempotency_key(request: Request) -> str | None:
 
 
 class GameCommandsApi(APIView):
+    throttle_classes = [CommandThrottle]
+
     @extend_schema(
         operation_id="games_command",
         summary="Play a command for your seat",
@@ -229,9 +257,32 @@ class GameCommandsApi(APIView):
             seat=data.validated_data.get("seat"),
             idempotency_key=key,
             present=selectors.command_answer,
+            client_seed=data.validated_data.get("client_seed"),
         )
         headers = {"Idempotent-Replayed": "true"} if written.replayed else None
         return Response(written.body, headers=headers)
+
+
+class GameResignApi(APIView):
+    throttle_classes = [CommandThrottle]
+
+    @extend_schema(
+        operation_id="games_resign",
+        summary="Resign a started match: the server plays your seat from now on",
+        description=(
+            "Appends `resigned`; from then on the server plays your seat at once by the "
+            "time-out rule whenever it is to act (no deadline is waited for), so the other two "
+            "finish the match. You are placed last in the result and your history records the "
+            "resignation. The answer is a command's (the events and your view). 409 "
+            "`not_active` (not started, over or aborted), `already_resigned`."
+        ),
+        tags=GAMES,
+        request=None,
+        responses={200: CommandResultSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        written = play.resign(game_id, request.user.pk, present=selectors.command_answer)
+        return Response(written.body)
 
 
 class GameReplayApi(APIView):
@@ -259,3 +310,67 @@ class GameAuditApi(APIView):
     )
     def get(self, request: Request, game_id: uuid.UUID) -> Response:
         return Response(selectors.audit(game_id=game_id, user=request.user))
+
+
+class GameExportApi(APIView):
+    @extend_schema(
+        operation_id="games_export",
+        summary="The game as one self-contained document for the offline verifier",
+        description=(
+            "After the match: the rules, the seats, every event whole (seq, actor, recorded_at, "
+            "prev_hash, hash, nonce), the deals, the seal and the public keys; check it with "
+            "`python -m games.verify export.json` (docs/verifying.md). While the match runs: "
+            "what the feed gives you, unsealed."
+        ),
+        tags=GAMES,
+        responses={200: ExportSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        return Response(selectors.export(game_id=game_id, user=request.user))
+
+
+class PublicKeysApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="keys_list",
+        summary="The server's Ed25519 seal keys, the retired ones too",
+        tags=GAMES,
+        auth=[],
+        responses={200: PublicKeysSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(PublicKeysSerializer({"keys": selectors.public_keys()}).data)
+
+
+class GameSeedApi(APIView):
+    @extend_schema(
+        operation_id="games_seed",
+        summary="Send your seed for the next deal's shuffle",
+        description=(
+            "Appends `client_seed_set` for your seat; the latest seed each seat sent since the "
+            "last deal is mixed into the next one with the server seed committed in "
+            "`game_started` (round 1) or `round_ended` (`next_server_seed_hash`). Sent after "
+            "that commitment, it proves the server could not choose the deck knowing it. "
+            "Errors: 400, 403 `not_a_player`, 404, 409 `stale_version` / `not_started`, 422 "
+            "`wrong_phase` (the match is over)."
+        ),
+        tags=GAMES,
+        request=SeedInputSerializer,
+        responses={
+            200: CommandResultSerializer,
+            **error_responses(400, 401, 403, 404, 409, 415, 422),
+        },
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        data = SeedInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        written = play.submit_seed(
+            game_id=game_id,
+            user=request.user,
+            client_seed=data.validated_data["client_seed"],
+            expected_version=data.validated_data.get("expected_version"),
+            present=selectors.command_answer,
+        )
+        return Response(written.body)

@@ -8,6 +8,7 @@ from .cards import CODES as CARD_CODES
 from .cards import parse_card
 from .engine import (
     COMMAND_TYPES,
+    abort,
     command_key,
     deadwood,
     deal,
@@ -16,6 +17,10 @@ from .engine import (
     legal_commands,
     new_game,
     next_dealer,
+    play_resigned,
+    resign,
+    seeded_deck,
+    set_client_seed,
     time_out,
 )
 from .errors import CODES as ILLEGAL_MOVE_CODES
@@ -32,7 +37,7 @@ from .state import (
     state_from_dict,
     state_to_dict,
 )
-from .views import player_view, redact_event
+from .views import hidden_from_some, player_view, redact_event
 
 __all__ = [
     "CARD_CODES",
@@ -55,13 +60,19 @@ __all__ = [
     "event_to_dict",
     "evolve",
     "fold",
+    "hidden_from_some",
     "legal_commands",
     "new_game",
     "next_dealer",
     "parse_card",
     "player_view",
     "redact_event",
+    "seeded_deck",
+    "set_client_seed",
     "state_from_dict",
     "state_to_dict",
     "time_out",
+    "abort",
+    "play_resigned",
+    "resign",
 ]

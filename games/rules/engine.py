@@ -8,6 +8,8 @@ exactly the state the events will produce on replay.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import logging
 from typing import Any, Protocol
 
@@ -15,7 +17,9 @@ from . import scoring
 from .cards import BIT, CODES, POINTS, cards_of, codes_of, parse_card
 from .errors import IllegalMove
 from .events import (
+    Aborted,
     Challenged,
+    ClientSeedSet,
     Discarded,
     DrawCalled,
     Drew,
@@ -25,6 +29,7 @@ from .events import (
     LaidOff,
     MatchEnded,
     Melded,
+    Resigned,
     RoundEnded,
     RoundStarted,
     TookDiscard,
@@ -42,7 +47,17 @@ from .melds import (
     run_display,
 )
 from .ruleset import RuleSet
-from .state import DEALING, DRAW_CALL, PLAY, ROUND_OVER, START, GameState, evolve
+from .state import (
+    ABORTED,
+    DEALING,
+    DRAW_CALL,
+    MATCH_OVER,
+    PLAY,
+    ROUND_OVER,
+    START,
+    GameState,
+    evolve,
+)
 
 log = logging.getLogger(__name__)
 
@@ -309,7 +324,9 @@ def _end_round(state: GameState, reason: str, tongits_seat: int | None) -> list[
     payouts = scoring.round_payouts(
         rules, reason, winner, challenged, state.answers, burned, aces, secret
     )
-    events: list[Event] = [RoundEnded(state.round, reason, winner, deadwood, burned, payouts)]
+    events: list[Event] = [
+        RoundEnded(state.round, reason, winner, deadwood, burned, payouts, state.server_seed)
+    ]
     if winner is not None and state.round_wins[winner] + 1 >= rules.wins_to_match:
         wins = list(state.round_wins)
         wins[winner] += 1
@@ -327,9 +344,48 @@ def time_out(state: GameState) -> list[Event]:
     """What the server plays for the seat whose deadline passed (RULES.md "Time")."""
     if not state.in_round:
         raise IllegalMove("no_round_in_play")
+    first = TurnTimedOut(state.turn)
+    return [first, *_play_for(evolve(state, first))]
+
+
+def resign(state: GameState, seat: int) -> list[Event]:
+    """``resigned`` for ``seat``, then whatever the server plays for it at once (RULES.md
+    "Time": a resigned seat is played by the time-out rule whenever it is to act)."""
+    if state.phase not in (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER):
+        raise IllegalMove("no_round_in_play", "the match is over")
+    if not isinstance(seat, int) or not 0 <= seat <= 2:
+        raise IllegalMove("bad_command", "seat must be 0, 1 or 2")
+    if seat in state.resigned:
+        raise IllegalMove("already_resigned", "this seat has already resigned")
+    first = Resigned(seat)
+    return [first, *play_resigned(evolve(state, first))]
+
+
+def play_resigned(state: GameState) -> list[Event]:
+    """The moves the server plays at once while a resigned seat is to act (none otherwise):
+    the time-out rule without the ``turn_timed_out`` (no deadline passed), seat after seat."""
+    events: list[Event] = []
+    s = state
+    while s.in_round and s.turn in s.resigned:
+        played = _play_for(s)
+        for e in played:
+            s = evolve(s, e)
+        events.extend(played)
+    return events
+
+
+def abort(state: GameState, reason: str) -> list[Event]:
+    """``aborted``: the match is called off unfinished (no result, no rating)."""
+    if state.phase in (MATCH_OVER, ABORTED):
+        raise IllegalMove("no_round_in_play", "the match is over")
+    return [Aborted(reason)]
+
+
+def _play_for(state: GameState) -> list[Event]:
+    """The time-out rule's moves for the seat to act (RULES.md "Time")."""
     seat = state.turn
-    events: list[Event] = [TurnTimedOut(seat)]
-    s = evolve(state, events[0])
+    events: list[Event] = []
+    s = state
 
     def play(command: dict[str, Any]) -> bool:
         nonlocal s
@@ -362,6 +418,7 @@ def new_game(
     seats: list[dict[str, Any]] | None,
     rng: Rng,
     creator_seat: int | None = None,
+    rated: bool = True,
 ) -> GameStarted:
     """``game_started`` with the first dealer drawn from ``rng``; where ``rules.first_dealer`` is
     ``creator``, the first dealer is ``creator_seat`` (the seat of the table's creator) when
@@ -376,7 +433,7 @@ def new_game(
     dealer = rng.randrange(3)
     if rules.first_dealer == "creator" and creator_seat is not None:
         dealer = creator_seat
-    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), dealer)
+    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), dealer, bool(rated))
 
 
 def next_dealer(state: GameState) -> int:
@@ -394,12 +451,79 @@ def deck_commitment(salt: str, hands: list[list[str]], stock: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def deal(state: GameState, rng: Rng) -> RoundStarted:
-    """The next ``round_started``: a shuffle from ``rng`` and its salted commitment."""
+def seeded_deck(
+    server_seed: str, game_id: str, round_no: int, client_seeds: tuple[str, ...] | list[str]
+) -> list[int]:
+    """The deck a seeded deal shuffles (DESIGN.md "Verifiable games", docs/verifying.md):
+    HMAC-SHA256 of the server seed over the game, round and client seeds keys a counter-mode
+    byte stream; a Fisher-Yates shuffle of the canonical deck draws from it without bias."""
+    message = json.dumps(
+        {"v": 1, "game": game_id, "round": round_no, "client_seeds": list(client_seeds)},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    ).encode("ascii")
+    key = hmac.new(server_seed.encode("ascii"), message, hashlib.sha256).digest()
+    buffer = b""
+    counter = 0
+
+    def next_u32() -> int:
+        nonlocal buffer, counter
+        if len(buffer) < 4:
+            buffer += hmac.new(key, counter.to_bytes(8, "big"), hashlib.sha256).digest()
+            counter += 1
+        value, buffer = int.from_bytes(buffer[:4], "big"), buffer[4:]
+        return value
+
+    def uniform(n: int) -> int:
+        limit = 2**32 - (2**32 % n)
+        while True:
+            u = next_u32()
+            if u < limit:
+                return u % n
+
+    deck = list(range(52))
+    for i in range(51, 0, -1):
+        j = uniform(i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+CLIENT_SEED_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def set_client_seed(state: GameState, seat: int, client_seed: Any) -> ClientSeedSet:
+    """A seat's seed for the next deal (1 to 64 of ``A-Z a-z 0-9 _ -``); any time before the
+    match is over. The latest one a seat sent since the last deal is mixed into the next."""
+    if not isinstance(seat, int) or not 0 <= seat <= 2:
+        raise IllegalMove("bad_command", "seat must be 0, 1 or 2")
+    if (
+        not isinstance(client_seed, str)
+        or not 1 <= len(client_seed) <= 64
+        or not set(client_seed) <= CLIENT_SEED_CHARS
+    ):
+        raise IllegalMove("bad_command", "a client seed is 1 to 64 of A-Z a-z 0-9 _ -")
+    if state.phase == MATCH_OVER:
+        raise IllegalMove("wrong_phase", "the match is over")
+    return ClientSeedSet(seat, client_seed)
+
+
+def deal(state: GameState, rng: Rng, game_id: str = "") -> RoundStarted:
+    """The next ``round_started`` and its salted commitment. Where the server committed to a
+    seed for this deal (``state.next_server_seed``), the shuffle is ``seeded_deck`` of it, the
+    game id and the client seeds; else (the pure core's own games) a shuffle from ``rng``.
+    ``rng`` always supplies the salt; the client seeds are the seats' latest since the last
+    deal (``""`` for a seat that sent none)."""
     if state.phase not in (DEALING, ROUND_OVER):
         raise IllegalMove("wrong_phase", "a round is in play or the match is over")
-    deck = list(range(52))
-    rng.shuffle(deck)
+    server_seed = state.next_server_seed
+    if server_seed:
+        seeds = tuple(state.client_seeds)
+        deck = seeded_deck(server_seed, game_id, state.round + 1, seeds)
+    else:
+        deck = list(range(52))
+        rng.shuffle(deck)
+        seeds = ()
     dealer = next_dealer(state)
     hands: list[list[str]] = [[], [], []]
     hands[dealer] = [CODES[c] for c in deck[:13]]
@@ -414,6 +538,8 @@ def deal(state: GameState, rng: Rng) -> RoundStarted:
         tuple(stock),
         salt,
         deck_commitment(salt, hands, stock),
+        server_seed,
+        seeds,
     )
 
 

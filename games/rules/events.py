@@ -20,8 +20,17 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
         for name in _FIELD_NAMES[type(self)]:
-            out[name] = _plain(getattr(self, name))
+            value = getattr(self, name)
+            if name in _SEED_FIELDS and not value:
+                continue  # no seeded shuffle (the pure core's own games): the old shape
+            out[name] = _plain(value)
         return out
+
+
+#: Fields of seeded shuffles, left out of an event's dict while empty.
+_SEED_FIELDS = frozenset(
+    {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds"}
+)
 
 
 def _plain(value: Any) -> Any:
@@ -38,6 +47,11 @@ class GameStarted(Event):
     rules: dict[str, Any]
     seats: tuple[dict[str, Any], ...]
     first_dealer: int
+    rated: bool = True  # a casual match (False) changes no rating; older events were rated
+    # The server's commitment to the seed of the first deal (sha256 of the seed's hex text),
+    # and the seed itself, redacted from every reader until the match is over.
+    next_server_seed_hash: str = ""
+    next_server_seed: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +63,10 @@ class RoundStarted(Event):
     stock: tuple[str, ...]
     salt: str = ""
     deck_commitment: str = ""
+    # Seeded shuffles (DESIGN.md "Verifiable games"): the committed server seed (hidden like the
+    # stock while the round runs) and the client seed of each seat ("" when none was sent).
+    server_seed: str = ""
+    client_seeds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +137,32 @@ class TurnTimedOut(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Resigned(Event):
+    """The seat's player left the match: the server plays the seat from now on (RULES.md
+    "Time"), and the player is placed last in the result."""
+
+    type: ClassVar[str] = "resigned"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Aborted(Event):
+    """The match was called off before its end (a table idle too long): no result, no rating."""
+
+    type: ClassVar[str] = "aborted"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSeedSet(Event):
+    """A seat's seed for the next deal's shuffle (the latest before the deal counts)."""
+
+    type: ClassVar[str] = "client_seed_set"
+    seat: int
+    client_seed: str
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded(Event):
     type: ClassVar[str] = "round_ended"
     round: int
@@ -127,6 +171,11 @@ class RoundEnded(Event):
     deadwood: tuple[int, ...]
     burned: tuple[int, ...]
     payouts: tuple[int, ...]
+    # The ended round's server seed, revealed; the commitment to the next deal's (and that seed,
+    # redacted from every reader until the match is over).
+    server_seed: str = ""
+    next_server_seed_hash: str = ""
+    next_server_seed: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +199,9 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Challenged,
         Folded,
         TurnTimedOut,
+        Resigned,
+        Aborted,
+        ClientSeedSet,
         RoundEnded,
         MatchEnded,
     )

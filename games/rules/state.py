@@ -12,7 +12,9 @@ from typing import Any, NamedTuple
 
 from .cards import BIT, parse_card
 from .events import (
+    Aborted,
     Challenged,
+    ClientSeedSet,
     Discarded,
     DrawCalled,
     Drew,
@@ -22,6 +24,7 @@ from .events import (
     LaidOff,
     MatchEnded,
     Melded,
+    Resigned,
     RoundEnded,
     RoundStarted,
     TookDiscard,
@@ -36,7 +39,8 @@ PLAY = "play"
 DRAW_CALL = "draw_call"
 ROUND_OVER = "round_over"
 MATCH_OVER = "match_over"
-PHASES = (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER, MATCH_OVER)
+ABORTED = "aborted"
+PHASES = (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER, MATCH_OVER, ABORTED)
 #: The phases of a round in play: a seat is to act (a turn or a Draw answer).
 IN_ROUND_PHASES = (START, PLAY, DRAW_CALL)
 
@@ -78,6 +82,12 @@ class GameState(NamedTuple):
     match_winner: int | None = None
     salt: str = ""
     deck_commitment: str = ""
+    rated: bool = True
+    resigned: frozenset[int] = frozenset()
+    server_seed: str = ""  # the round's (seeded shuffles); secret until the round ends
+    next_server_seed: str = ""  # committed for the next deal; secret until that round ends
+    next_server_seed_hash: str = ""
+    client_seeds: tuple[str, str, str] = ("", "", "")  # sent since the last deal, per seat
 
     def opened(self, seat: int) -> bool:
         return any(m.owner == seat for m in self.melds)
@@ -103,6 +113,9 @@ def _game_started(state: GameState | None, e: GameStarted) -> GameState:
         rules=RuleSet.from_dict(e.rules),
         seats=tuple(e.seats),
         first_dealer=e.first_dealer,
+        rated=e.rated,
+        next_server_seed=e.next_server_seed,
+        next_server_seed_hash=e.next_server_seed_hash,
     )
 
 
@@ -125,6 +138,10 @@ def _round_started(s: GameState, e: RoundStarted) -> GameState:
         answers=(),
         salt=e.salt,
         deck_commitment=e.deck_commitment,
+        server_seed=e.server_seed,
+        next_server_seed="",
+        next_server_seed_hash="",
+        client_seeds=("", "", ""),  # the deal used them
     )
 
 
@@ -221,13 +238,35 @@ def _timed_out(s: GameState, e: TurnTimedOut) -> GameState:
     return s
 
 
+def _resigned(s: GameState, e: Resigned) -> GameState:
+    return s._replace(resigned=s.resigned | {e.seat})
+
+
+def _aborted(s: GameState, e: Aborted) -> GameState:
+    return s._replace(phase=ABORTED, turn=-1)
+
+
+def _client_seed_set(s: GameState, e: ClientSeedSet) -> GameState:
+    if not 0 <= e.seat <= 2:
+        return s
+    return s._replace(client_seeds=_with(s.client_seeds, e.seat, e.client_seed))
+
+
 def _round_ended(s: GameState, e: RoundEnded) -> GameState:
     wins = s.round_wins
     if e.winner is not None:
         wins = _with(wins, e.winner, wins[e.winner] + 1)
     payouts = tuple(e.payouts) + (0,) * (3 - len(e.payouts))
     chips = tuple(c + p for c, p in zip(s.chips, payouts, strict=True))
-    return s._replace(phase=ROUND_OVER, turn=-1, round_wins=wins, chips=chips, last_round=e)
+    return s._replace(
+        phase=ROUND_OVER,
+        turn=-1,
+        round_wins=wins,
+        chips=chips,
+        last_round=e,
+        next_server_seed=e.next_server_seed,
+        next_server_seed_hash=e.next_server_seed_hash,
+    )
 
 
 def _match_ended(s: GameState, e: MatchEnded) -> GameState:
@@ -244,6 +283,9 @@ _MUTATORS = {
     Challenged: _answered,
     Folded: _answered,
     TurnTimedOut: _timed_out,
+    Resigned: _resigned,
+    Aborted: _aborted,
+    ClientSeedSet: _client_seed_set,
     RoundStarted: _round_started,
     RoundEnded: _round_ended,
     MatchEnded: _match_ended,
@@ -311,6 +353,12 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
         "match_winner": state.match_winner,
         "salt": state.salt,
         "deck_commitment": state.deck_commitment,
+        "rated": state.rated,
+        "resigned": sorted(state.resigned),
+        "server_seed": state.server_seed,
+        "next_server_seed": state.next_server_seed,
+        "next_server_seed_hash": state.next_server_seed_hash,
+        "client_seeds": list(state.client_seeds),
     }
 
 
@@ -354,4 +402,10 @@ def state_from_dict(data: dict[str, Any]) -> GameState:
         match_winner=data["match_winner"],
         salt=data["salt"],
         deck_commitment=data["deck_commitment"],
+        rated=data.get("rated", True),  # snapshots written before these fields
+        resigned=frozenset(data.get("resigned", ())),
+        server_seed=data.get("server_seed", ""),
+        next_server_seed=data.get("next_server_seed", ""),
+        next_server_seed_hash=data.get("next_server_seed_hash", ""),
+        client_seeds=tuple(data.get("client_seeds", ("", "", ""))),
     )

@@ -200,10 +200,10 @@ def test_deletion_leaves_nothing_personal_and_keeps_the_games_whole(settings):
     assert [s["kind"] for s in detail["seats"]] == ["user", "open", "open"]
     assert not IdempotencyRecord.objects.filter(user_id=zelda_id).exists()
 
-    # The running match goes on, her seat timed out at each turn, to its end and settlement.
+    # The running match counts her as resigned (her seat played by the server), to its end.
+    assert Event.objects.filter(game_id=running, type="resigned").exists()
     play_on([cara, None, bob], running)
     settle(running)
-    assert Event.objects.filter(game_id=running, type="turn_timed_out").exists()
 
     # History: her rows left, opponents keep the matches with "deleted player".
     assert not PlayerMatch.objects.filter(player_id=zelda_id).exists()
