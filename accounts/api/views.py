@@ -210,7 +210,7 @@ class MeApi(APIView):
         summary="Delete my account (with my password): nothing personal remains",
         description="Sessions end; name, e-mail and password are erased; history and stats "
         "leave the public reads. Finished games keep their events (hash chains intact) and show "
-        '"deleted player"; a running match times the seat out until it ends.',
+        '"deleted player"; a running match counts them as resigned.',
         tags=TAGS,
         request=AccountDeleteInputSerializer,
         responses={204: None, **error_responses(400, 401, 415)},
