@@ -3,9 +3,11 @@
 ``game_started`` names each person's seat ``{"kind": "user", "user_id": <id>}`` (events written
 before this carry a ``username`` too). Nothing stored is rewritten; every read that shows a seat
 goes through ``present_seats``, which drops a stored name and puts the account's current one
-(``public_name``: "deleted player" once the account is deleted). Names are remembered per process
-for ``TONGITS_NAME_CACHE_SECONDS`` (a game view is on every move's path); ``forget`` drops one at
-once in this process (account deletion), other processes follow within that time.
+(``public_name``: "deleted player" once the account is deleted); events themselves are shown
+through ``upcast_event``, which only drops the stored names of older events. Names are
+remembered per process for ``TONGITS_NAME_CACHE_SECONDS`` (a game view is on every move's path);
+``forget`` drops one at once in this process (account deletion), other processes follow within
+that time.
 """
 
 from __future__ import annotations
@@ -70,10 +72,22 @@ def present_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return seats
 
 
-def present_event(data: Any) -> Any:
-    """An event's data as shown: ``game_started`` with its seats named now (others unchanged)."""
+def upcast_event(data: Any) -> Any:
+    """An event's data as shown: the names older ``game_started`` events stored are dropped.
+
+    Nothing is added: an event's data stays what its hash covers (clients check the receipts),
+    so current names are shown beside the events (a view's ``seats``), never inside them. Only
+    the ``game_started`` of games begun before names left the log differs from its stored form.
+    """
     if isinstance(data, dict) and data.get("type") == "game_started" and "seats" in data:
-        return {**data, "seats": present_seats(data["seats"])}
+        seats = [
+            {k: v for k, v in seat.items() if k not in ("username", "name")}
+            if isinstance(seat, dict)
+            else seat
+            for seat in data["seats"]
+        ]
+        if seats != data["seats"]:
+            return {**data, "seats": seats}
     return data
 
 

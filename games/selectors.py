@@ -20,7 +20,7 @@ from games import seal, store, verify
 from games.application import SERVER_WORK, seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
-from games.players import display_name, present_event, present_seats
+from games.players import display_name, present_seats, upcast_event
 from games.rules import (
     GameState,
     deck_commitment,
@@ -195,7 +195,7 @@ def feed_item(row: Any, seat: int | None, reveal: bool) -> dict[str, Any]:
         "recorded_at": iso(row.recorded_at),
         "prev_hash": row.prev_hash,
         "hash": row.hash,
-        "data": present_event(redact_event(row.data, seat, reveal=reveal)),
+        "data": upcast_event(redact_event(row.data, seat, reveal=reveal)),
     }
 
 
@@ -360,7 +360,7 @@ def export(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
             "recorded_at": r.recorded_at,
             "prev_hash": r.prev_hash,
             "hash": r.hash,
-            "data": redact_event(r.data, seat, reveal=reveal),
+            "data": upcast_event(redact_event(r.data, seat, reveal=reveal)),
         }
         for r in records
     ]

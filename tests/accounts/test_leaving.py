@@ -262,3 +262,39 @@ def test_deleting_an_account_with_history_re_rates_as_a_rebuild_would(user_facto
     live = snapshot()
     call_command("rebuild_projections", "--no-progress")
     assert snapshot() == live
+
+
+def test_old_events_with_names_are_upcast_on_read(monkeypatch, settings):
+    """A game started before names left the log (its game_started stores usernames): reads
+    drop the stored names, the chain still verifies, and a deletion leaves no name behind."""
+    settings.TONGITS_NAME_CACHE_SECONDS = 0.0
+    from games import lobby
+    from games.rules import new_game
+
+    def old_new_game(rules, seats, rng, **kwargs):  # what lobby wrote before: id and name
+        named = [
+            {**s, "username": User.objects.get(pk=s["user_id"]).username}
+            if s.get("kind") == "user"
+            else s
+            for s in seats
+        ]
+        return new_game(rules, named, rng, **kwargs)
+
+    monkeypatch.setattr(lobby, "new_game", old_new_game)
+    zelda, bob, cara = register(NAME, EMAIL), register("bob"), register("cara")
+    game_id = open_table(bob, [zelda, cara])
+    monkeypatch.undo()
+    stored = Event.objects.get(game_id=game_id, seq=1).data
+    assert NAME in [s.get("username") for s in stored["seats"]]  # the old shape, in the log
+    shown = bob.get(game_url(game_id, "/events")).json()["events"][0]["data"]["seats"]
+    assert all("username" not in s for s in shown)
+    assert [s["username"] for s in bob.get(game_url(game_id)).json()["seats"]] == [
+        "bob",
+        NAME,
+        "cara",
+    ]
+    assert zelda.delete("/api/v1/me", {"password": DEFAULT_PASSWORD}, "json").status_code == 204
+    for url in (game_url(game_id), game_url(game_id, "/events"), game_url(game_id, "/replay")):
+        assert NAME not in bob.get(url).content.decode()
+    assert Event.objects.get(game_id=game_id, seq=1).data == stored  # nothing rewritten
+    assert bob.get(game_url(game_id, "/audit")).json()["chain_ok"]

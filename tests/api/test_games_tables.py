@@ -249,7 +249,9 @@ def test_seats_for_named_users_and_bots_are_recorded_in_game_started(clients):
         {"kind": "user", "user_id": ben.user.pk},
         {"kind": "user", "user_id": ann.user.pk},
     ]
-    shown = ann.get(game_url(table, "/events")).json()["events"][0]["data"]["seats"]
+    shown = ann.get(game_url(table, "/events")).json()["events"][0]["data"]
+    assert shown["seats"] == started["seats"]  # as stored: what its hash covers
+    shown = ann.get(game_url(table)).json()["seats"]  # names beside the events, read now
     assert [s.get("username") for s in shown] == [None, ben.user.username, ann.user.username]
     assert started["rules"]["ace_high_runs"] is True
     assert ann.get(game_url(table)).json()["seat"] == 2
