@@ -21,6 +21,7 @@ embedded PostgreSQL when they are unset; the defaults below apply to everything 
 """
 
 import os
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -70,10 +71,14 @@ INSTALLED_APPS = [
     "accounts",
     "games",
     "games.live",
+    "tongits_site.web",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the browser table at /, the admin's) straight from the apps' static/
+    # folders, found at start-up: `make run` needs no collectstatic.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -139,6 +144,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+# STATIC_ROOT exists only after collectstatic (the admin's files for a proxy); the finders
+# above serve the same files without it.
+warnings.filterwarnings("ignore", message=r"No directory at: .*static")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
