@@ -247,6 +247,8 @@ def test_two_players_see_each_others_moves_live(watch: Watch) -> None:
                 state="attached", timeout=1_000
             )
             delays.append(time.monotonic() - pressed)
+            if len(delays) == 8:
+                shot(ben, "table-phone")
             page.wait_for_function(
                 "v => Number(document.querySelector('[data-testid=table]').dataset.version) >= v",
                 arg=seq,
