@@ -1,7 +1,7 @@
 // The browser table: screens routed by the URL's hash, drawn from the API's answers.
 //   #/login  #/lobby  #/table/<id>  #/replay/<id>?at=N  #/audit/<id>
 
-import { api, ApiError, clearSession, saveSession, session } from "./api.js";
+import { api, ApiError, clearSession, followMe, saveSession, session } from "./api.js";
 import { h, clear, say } from "./dom.js";
 import { tableScreen } from "./table.js";
 import { replayScreen, auditScreen } from "./after.js";
@@ -194,19 +194,28 @@ async function lobbyScreen(root) {
 
   root.append(h("h1", {}, `Lobby`), h("div", { class: "columns" }, quick, friends, mine, open));
 
+  const drawMine = (games) => {
+    const list = [...((games && games.games) || [])].sort(
+      (a, b) => Number(Boolean(b.is_my_turn)) - Number(Boolean(a.is_my_turn)));
+    clear(mine).append(h("h2", { id: "mine-title" }, "Your games"));
+    if (!list.length) mine.append(h("p", {}, "No waiting or active table."));
+    else {
+      mine.append(h("ul", { class: "plain", "data-testid": "my-games" }, list.map((g) =>
+        h("li", {},
+          h("a", { href: `#/table/${g.game_id}` },
+            g.is_my_turn ? h("strong", {}, g.draw_answer ? "Answer the Draw" : "Your turn") :
+              h("span", {}, g.status),
+            ` · round ${g.round || 0} · ${String(g.game_id).slice(0, 8)}`)))));
+    }
+  };
   const [games, tables] = await Promise.all([api.myGames(), api.openTables()]);
-  const list = [...((games && games.games) || [])].sort(
-    (a, b) => Number(Boolean(b.is_my_turn)) - Number(Boolean(a.is_my_turn)));
-  clear(mine).append(h("h2", { id: "mine-title" }, "Your games"));
-  if (!list.length) mine.append(h("p", {}, "No waiting or active table."));
-  else {
-    mine.append(h("ul", { class: "plain", "data-testid": "my-games" }, list.map((g) =>
-      h("li", {},
-        h("a", { href: `#/table/${g.game_id}` },
-          g.is_my_turn ? h("strong", {}, g.draw_answer ? "Answer the Draw" : "Your turn") :
-            h("span", {}, g.status),
-          ` · round ${g.round || 0} · ${String(g.game_id).slice(0, 8)}`)))));
-  }
+  drawMine(games);
+  // Your games stay current: /me/stream sends the whole list again after each notice.
+  const notices = followMe({
+    onEvent: (type, data) => {
+      if (type === "games") drawMine(Array.isArray(data) ? { games: data } : data);
+    },
+  });
   clear(open).append(h("h2", { id: "open-title" }, "Open tables"));
   const others = (Array.isArray(tables) ? tables : (tables && tables.results) || [])
     .filter((t) => !(t.seats || []).some((s) => s.username === username));
@@ -232,6 +241,7 @@ async function lobbyScreen(root) {
         }, "Join"));
     })));
   }
+  return () => notices.close();
 }
 
 window.addEventListener("hashchange", render);

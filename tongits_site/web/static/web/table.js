@@ -1,7 +1,7 @@
 // The table: a waiting room until the match starts, then the live game, drawn from the game's
 // stream (`view` frames) and the answers to our own commands.
 
-import { api, ApiError, followGame, session } from "./api.js";
+import { api, ApiError, followGame, followMe, session } from "./api.js";
 import { cardElement, cardList, cardListName, cardName, cardShort, isRed, sortHand } from "./cards.js";
 import { clear, h, say } from "./dom.js";
 
@@ -93,10 +93,17 @@ function waitingRoom(root, id, first, ctx) {
   }
 
   draw(first);
-  poll();
+  poll(); // seats taken by others: no notice of ours tells, so look every second
+  // The start of the match: at once, from the player's own stream.
+  const notices = followMe({
+    onEvent: (type, data) => {
+      if (data && data.game_id === id && type !== "games") refresh().catch(() => {});
+    },
+  });
   return () => {
     stopped = true;
     clearTimeout(timer);
+    notices.close();
   };
 }
 
