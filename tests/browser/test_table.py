@@ -128,6 +128,24 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(SHOTS) / f"screenshot-{name}.png"), full_page=True)
 
 
+def check_broken_audit_is_shown(watch: Watch, token: str, game_id: str) -> None:
+    """The audit page names the seq where the chain breaks. No real chain breaks here, so a
+    separate page (not part of the recorded traffic) gets a tampered answer to show."""
+    context = watch.browser.new_context(base_url=watch.base_url)
+    try:
+        context.add_init_script(f"localStorage.setItem('tongits.token', {json.dumps(token)})")
+        page = context.new_page()
+        broken = {"version": 40, "chain_ok": False, "first_broken_seq": 17, "rounds": []}
+        page.route("**/audit", lambda route: route.fulfill(json=broken))
+        page.goto(f"/#/audit/{game_id}")
+        verdict = page.get_by_test_id("audit-verdict")
+        verdict.wait_for()
+        assert verdict.get_attribute("data-sound") == "false"
+        assert "breaks at seq 17" in verdict.inner_text()
+    finally:
+        context.close()
+
+
 def test_quick_play_against_bots_replay_and_audit(watch: Watch) -> None:
     started = time.monotonic()
     page = watch.open("solo")
@@ -191,6 +209,8 @@ def test_quick_play_against_bots_replay_and_audit(watch: Watch) -> None:
     assert verdict.get_attribute("data-sound") == "true", verdict.inner_text()
     assert "Sound" in verdict.inner_text()
     shot(page, "audit")
+
+    check_broken_audit_is_shown(watch, page_token(page), game_id)
 
     watch.check_clean()
     events = full_event_log(watch.base_url, page_token(page), game_id)

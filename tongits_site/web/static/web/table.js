@@ -386,7 +386,14 @@ function liveTable(root, id, ctx) {
     const payload = state.payload;
     clear(commands);
     const legal = [...(payload.legal_commands || [])];
-    legal.sort((a, b) => COMMAND_ORDER.indexOf(a.type) - COMMAND_ORDER.indexOf(b.type));
+    // By kind, then in the hand's order (the buttons read like the hand above them).
+    const order = sortHand(payload.view.hand || []);
+    const place = (c) => Math.min(...commandCards(c).map((card) => {
+      const i = order.indexOf(card);
+      return i < 0 ? 99 : i;
+    }), 99);
+    legal.sort((a, b) => COMMAND_ORDER.indexOf(a.type) - COMMAND_ORDER.indexOf(b.type) ||
+      place(a) - place(b));
     const chosen = [...state.selected];
     const shown = chosen.length
       ? legal.filter((c) => chosen.every((card) => commandCards(c).includes(card)))
