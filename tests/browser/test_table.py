@@ -179,6 +179,7 @@ def test_quick_play_against_bots_replay_and_audit(watch: Watch) -> None:
     assert "won" in result.inner_text()
     page.goto(f"/#/table/{game_id}")  # a finished table opened from its address
     result.wait_for()
+    shot(page, "result")
     # The replay: a slider over the steps; its position is the address's ?at=N.
     page.get_by_test_id("open-replay").click()
     slider = page.get_by_test_id("replay-step")
@@ -202,6 +203,7 @@ def test_quick_play_against_bots_replay_and_audit(watch: Watch) -> None:
     page.wait_for_function(
         "document.querySelector('[data-testid=replay-view]')?.dataset.at === '5'"
     )
+    shot(page, "replay")
 
     page.get_by_role("link", name="Audit").first.click()
     verdict = page.get_by_test_id("audit-verdict")

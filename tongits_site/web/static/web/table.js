@@ -461,7 +461,8 @@ function liveTable(root, id, ctx) {
         h("td", {}, seatName(s)),
         h("td", {}, `${(view.round_wins || [])[s] ?? 0}`),
         h("td", {}, `${(view.chips || [])[s] ?? 0}`))))),
-    h("p", {}, payload.settled ? "Result recorded." : "Recording the result…"),
+    payload.settled === undefined ? null :
+      h("p", {}, payload.settled ? "Result recorded." : "Recording the result…"),
     h("p", { class: "buttons" },
       h("a", { href: `#/replay/${id}?at=1`, class: "button", "data-testid": "open-replay" },
         "Replay"),
