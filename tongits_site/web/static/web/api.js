@@ -71,7 +71,7 @@ export const api = {
   join: (id) => call("POST", `/tables/${id}/join`),
   leave: (id) => call("POST", `/tables/${id}/leave`),
   start: (id) => call("POST", `/tables/${id}/start`),
-  acceptInvitation: (id) => call("POST", `/tables/${id}/invitation`, {}),
+  answerInvitation: (id, answer) => call("POST", `/tables/${id}/invitation`, { answer }),
   game: (id) => call("GET", `/games/${id}`),
   command: (id, command, version) =>
     call(

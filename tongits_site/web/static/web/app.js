@@ -204,7 +204,8 @@ async function lobbyScreen(root) {
         h("li", {},
           h("a", { href: `#/table/${g.game_id}` },
             g.is_my_turn ? h("strong", {}, g.draw_answer ? "Answer the Draw" : "Your turn") :
-              h("span", {}, g.status),
+              g.invitation === "pending" ? h("strong", {}, "Invitation") :
+                h("span", {}, g.status),
             ` · round ${g.round || 0} · ${String(g.game_id).slice(0, 8)}`)))));
     }
   };

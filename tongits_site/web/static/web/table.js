@@ -44,19 +44,27 @@ function waitingRoom(root, id, first, ctx) {
     const seats = table.seats || [];
     const mine = seats.find((s) => s.username === username);
     const hasOpen = seats.some((s) => s.kind === "open");
-    const invited = mine && (mine.invitation || mine.accepted === false || mine.status === "invited");
+    // A seat given by name may be an invitation ("pending" until that player accepts).
+    const pending = seats.some((s) => s.invitation === "pending");
+    const invited = mine && mine.invitation === "pending";
     box.append(
       h("p", {}, "Share this page's address with your friends; they can also join from the lobby."),
       h("ol", { class: "plain", "data-testid": "waiting-seats" },
-        seats.map((s) => h("li", {}, `Seat ${Number(s.seat ?? 0) + 1}: ${seatLabel(s)}`))),
+        seats.map((s) => h("li", {}, `Seat ${Number(s.seat ?? 0) + 1}: ${seatLabel(s)}${
+          s.invitation === "pending" ? " (invited, not yet accepted)" : ""}`))),
       h("div", { class: "buttons" },
         !mine && hasOpen ? h("button", { type: "button", "data-testid": "join-table",
           onclick: act(() => api.join(id)) }, "Take the open seat") : null,
         invited ? h("button", { type: "button", "data-testid": "accept-invitation",
-          onclick: act(() => api.acceptInvitation(id)) }, "Accept the invitation") : null,
-        mine && !hasOpen ? h("button", { type: "button", "data-testid": "start-table",
+          onclick: act(() => api.answerInvitation(id, "accept")) }, "Accept the invitation") : null,
+        invited ? h("button", { type: "button", "data-testid": "decline-invitation",
+          onclick: act(async () => {
+            await api.answerInvitation(id, "decline");
+            ctx.go("#/lobby");
+          }) }, "Decline") : null,
+        mine && !hasOpen && !pending ? h("button", { type: "button", "data-testid": "start-table",
           onclick: act(() => api.start(id)) }, "Start the match") : null,
-        mine ? h("button", { type: "button", onclick: act(async () => {
+        mine && !invited ? h("button", { type: "button", onclick: act(async () => {
           await api.leave(id);
           ctx.go("#/lobby");
         }) }, "Leave") : null,
