@@ -14,6 +14,9 @@ Fixtures:
     game_timing           (autouse) no bot delay; the next round dealt at once, in the
                           command's transaction (tests/tasks deals through the worker instead)
 
+Every API error answered during the session is recorded (``tests/error_codes.py``); at the end
+of the session the run fails if the schema does not list its status or code for that operation.
+
 Celery publishes to ``TEST_BROKER_URL`` (its own Redis database, which tests/tasks empties),
 never to a developer's or CI's broker: transactional tests queue follow-ups on commit.
 """
@@ -31,6 +34,7 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests import error_codes
 from tongits_site.celery import app as celery_app
 from tongits_site.ensure_db import server_params
 
@@ -39,6 +43,28 @@ TEST_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:63
 
 # Before anything connects: the app's connection pool is made on first use.
 celery_app.conf.broker_url = TEST_BROKER_URL
+
+error_codes.install()  # every API error answered in this session, checked at its end
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if a test provoked an error code its operation's schema does not list."""
+    if not error_codes.SEEN:
+        return
+    problems = error_codes.undocumented_errors(error_codes.SEEN, error_codes.live_schema())
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(
+            f"\nAPI errors provoked: {len(error_codes.SEEN)} (path, method, status, code), "
+            f"{len(problems)} not in the schema"
+        )
+    if problems:
+        lines = ["API errors the schema does not document (tongits_site/api_schema.py):"]
+        lines += [f"  {p}" for p in problems]
+        if reporter is not None:
+            reporter.write_line("\n".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 _DB_FIXTURES = {"db", "transactional_db", "django_db_setup", "django_db_blocker"}
 

@@ -175,6 +175,18 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Error responses get a code enum per operation and status (after the enum hook).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "tongits_site.api_schema.error_codes_hook",
+    ],
+    # Fields named alike with other choices (games/api/event_schemas.py, games/api/serializers.py).
+    "ENUM_NAME_OVERRIDES": {
+        "MeldKindEnum": "games.api.event_schemas.MELD_KINDS",
+        "SeatKindEnum": ["user", "open", "bot"],
+        "StartedSeatKindEnum": ["user", "bot"],
+        "RulesPresetEnum": "accounts.api.serializers.RULES_PRESETS",
+    },
 }
 
 # A token's user is remembered this long per process: a revoked token stops working at once in

@@ -1,11 +1,21 @@
 """Input and output serializers of the accounts API (no model writes here: see services)."""
 
 from django.contrib.auth.validators import ASCIIUsernameValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from games.api.event_schemas import BOT_LEVELS, rules_serializer
 from games.rules import RuleSet
 
 USERNAME_MAX_LENGTH = 150
+RULES_PRESETS = [*RuleSet.PRESETS, "custom"]
+
+
+@extend_schema_field(rules_serializer())
+class RulesField(serializers.DictField):
+    """A match's rules as stored: every option of its RuleSet."""
+
+
 PASSWORD_MAX_LENGTH = 256
 
 
@@ -22,7 +32,10 @@ class RegisterInputSerializer(serializers.Serializer):
         style={"input_type": "password"},
         help_text="Checked by the server's password validators.",
     )
-    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    # No default: an email default of "" is not a valid "format: email" (the service's is "").
+    email = serializers.EmailField(
+        required=False, allow_blank=True, help_text="Optional; empty or absent: none."
+    )
 
 
 class TokenInputSerializer(serializers.Serializer):
@@ -67,18 +80,25 @@ class RoundKindsSerializer(serializers.Serializer):
     stock_out = serializers.IntegerField(help_text="Turn-cap rounds are settled as stock outs.")
 
 
+@extend_schema_field(
+    {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
+)
+class DateOrDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 date-time, or a date (its midnight, in UTC), as the docs say."""
+
+
 class PlayerMatchesQuerySerializer(serializers.Serializer):
     DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
 
     result = serializers.ChoiceField(
         choices=["win", "loss"], required=False, help_text="Only matches won, or lost."
     )
-    since = serializers.DateTimeField(
+    since = DateOrDateTimeField(
         required=False,
         input_formats=DATE_FORMATS,
         help_text="Matches that ended at or after this time (ISO 8601, or a date).",
     )
-    until = serializers.DateTimeField(
+    until = DateOrDateTimeField(
         required=False,
         input_formats=DATE_FORMATS,
         help_text="Matches that ended before this time (ISO 8601, or a date).",
@@ -87,7 +107,7 @@ class PlayerMatchesQuerySerializer(serializers.Serializer):
         required=False, max_length=USERNAME_MAX_LENGTH, help_text="Only matches against this user."
     )
     rules = serializers.ChoiceField(
-        choices=[*RuleSet.PRESETS, "custom"],
+        choices=RULES_PRESETS,
         required=False,
         help_text="Rules preset (turn time aside); custom is any other set of options.",
     )
@@ -104,8 +124,8 @@ class PlayerMatchOutputSerializer(serializers.Serializer):
     replay = serializers.CharField(help_text="The game's replay (GET, authenticated).")
     started_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField()
-    rules = serializers.CharField(
-        source="rules_preset", help_text="standard, house, h19 or custom."
+    rules = serializers.ChoiceField(
+        choices=RULES_PRESETS, source="rules_preset", help_text="standard, house, h19 or custom."
     )
     seat = serializers.IntegerField()
     result = serializers.ChoiceField(choices=["win", "loss"])
@@ -180,9 +200,11 @@ class LeaderboardEntrySerializer(serializers.Serializer):
 
 class MatchSeatSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
-    kind = serializers.CharField(help_text="user or bot.")
+    kind = serializers.ChoiceField(choices=["user", "bot"])
     username = serializers.CharField(allow_null=True, help_text="Bots play as bot-<level>.")
-    level = serializers.CharField(allow_null=True, help_text="Bot seats: easy, normal or hard.")
+    level = serializers.ChoiceField(
+        choices=BOT_LEVELS, allow_null=True, help_text="Bot seats: easy, normal or hard."
+    )
     placement = serializers.IntegerField()
     rounds_won = serializers.IntegerField()
     chips = serializers.IntegerField()
@@ -203,8 +225,8 @@ class MatchRoundSerializer(serializers.Serializer):
 
 class MatchDetailSerializer(serializers.Serializer):
     game_id = serializers.UUIDField()
-    rules_preset = serializers.CharField()
-    rules = serializers.DictField(help_text="Every option of the table's rules.")
+    rules_preset = serializers.ChoiceField(choices=RULES_PRESETS)
+    rules = RulesField(help_text="Every option of the table's rules.")
     started_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField()
     winner_seat = serializers.IntegerField()

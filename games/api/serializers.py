@@ -7,16 +7,27 @@ is the rules core's question (422). The output serializers of game payloads docu
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from games.api.commands import CommandField, CommandListField
+from games.api.event_schemas import (
+    EVENT_SERIALIZERS,
+    MELD_KINDS,
+    EventDataField,
+    EventTypeField,
+    cards_field,
+    rules_serializer,
+)
 from games.lobby import BOT_LEVELS
 from games.models import Game
-from games.rules import COMMAND_TYPES, PHASES, RuleSet
+from games.rules import PHASES, RuleSet
 from games.rules.ruleset import DRAW_CALL_TIMINGS, FIRST_DEALERS, STOCK_OUT_TIES
 
 MAX_VERSION = 2**31 - 1
-CARD_HELP = 'Card code, rank then suit: "AS", "7H", "TD" ("10D" accepted on input).'
 
 
 # ---------------------------------------------------------------- rules and seats
@@ -59,15 +70,6 @@ class RuleOptionsSerializer(serializers.Serializer):
     )
 
 
-@extend_schema_field(
-    {
-        "oneOf": [
-            {"type": "string", "enum": list(RuleSet.PRESETS)},
-            {"$ref": "#/components/schemas/RuleOptions"},
-        ],
-        "description": 'A preset name ("standard", "house", "h19") or options over a preset.',
-    }
-)
 class RulesField(serializers.Field):
     """A preset name or an object of options; the service checks the values."""
 
@@ -89,7 +91,20 @@ class RulesField(serializers.Field):
         return value
 
 
-@extend_schema_field(RuleOptionsSerializer)
+class RulesFieldSchema(OpenApiSerializerFieldExtension):
+    """``RulesField``: a preset name or a ``RuleOptions`` object (registered as a component)."""
+
+    target_class = "games.api.serializers.RulesField"
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        options = auto_schema.resolve_serializer(RuleOptionsSerializer, direction).ref
+        return {
+            "oneOf": [{"type": "string", "enum": list(RuleSet.PRESETS)}, options],
+            "description": 'A preset name ("standard", "house", "h19") or options over a preset.',
+        }
+
+
+@extend_schema_field(rules_serializer())
 class RulesOutputField(serializers.DictField):
     """Every option of the table's RuleSet, as stored (options added later included)."""
 
@@ -138,7 +153,7 @@ class SeatOutputSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["user", "open", "bot"])
     user_id = serializers.IntegerField(required=False)
     username = serializers.CharField(required=False)
-    level = serializers.CharField(required=False)
+    level = serializers.ChoiceField(choices=BOT_LEVELS, required=False)
 
 
 class TableOutputSerializer(serializers.Serializer):
@@ -161,25 +176,6 @@ class TableOutputSerializer(serializers.Serializer):
 
 
 # ---------------------------------------------------------------- commands
-
-
-class CommandSchemaSerializer(serializers.Serializer):
-    """A command (DESIGN.md): ``type`` plus the fields that type needs."""
-
-    type = serializers.ChoiceField(choices=COMMAND_TYPES)
-    cards = serializers.ListField(
-        child=serializers.CharField(help_text=CARD_HELP),
-        required=False,
-        help_text="meld / take_discard: the hand cards of the new meld.",
-    )
-    card = serializers.CharField(required=False, help_text=f"lay_off / discard. {CARD_HELP}")
-    meld_id = serializers.IntegerField(required=False, help_text="lay_off / take_discard.")
-    hidden = serializers.BooleanField(required=False, help_text="meld: a secret set.")
-
-
-@extend_schema_field(CommandSchemaSerializer)
-class CommandField(serializers.DictField):
-    """Any JSON object: the rules core validates it (and answers 422 with a code)."""
 
 
 class CommandInputSerializer(serializers.Serializer):
@@ -220,17 +216,20 @@ class ReplayQuerySerializer(serializers.Serializer):
 class MeldSerializer(serializers.Serializer):
     meld_id = serializers.IntegerField()
     owner = serializers.IntegerField()
-    kind = serializers.CharField(help_text='"set" or "run".')
-    cards = serializers.ListField(
-        child=serializers.CharField(), allow_null=True, help_text="null: another's secret set."
-    )
+    kind = serializers.ChoiceField(choices=MELD_KINDS)
+    cards = cards_field(allow_null=True, help_text="null: another's secret set.")
     hidden = serializers.BooleanField()
     size = serializers.IntegerField()
 
 
+class DrawCallAnswerSerializer(serializers.Serializer):
+    seat = serializers.IntegerField()
+    answer = serializers.ChoiceField(choices=["challenge", "fold"])
+
+
 class DrawCallSerializer(serializers.Serializer):
     caller = serializers.IntegerField()
-    answers = serializers.ListField(child=serializers.DictField())
+    answers = DrawCallAnswerSerializer(many=True, help_text="The answers so far, in order.")
 
 
 class PlayerViewSerializer(serializers.Serializer):
@@ -241,10 +240,10 @@ class PlayerViewSerializer(serializers.Serializer):
     round = serializers.IntegerField()
     dealer = serializers.IntegerField()
     turn = serializers.IntegerField(allow_null=True, help_text="Seat to act or to answer.")
-    hand = serializers.ListField(child=serializers.CharField(), help_text="Your cards.")
+    hand = cards_field(help_text="Your cards.")
     deadwood = serializers.IntegerField(allow_null=True)
     melds = MeldSerializer(many=True)
-    discard_pile = serializers.ListField(child=serializers.CharField(), help_text="Top last.")
+    discard_pile = cards_field(help_text="Top last.")
     stock_count = serializers.IntegerField()
     hand_counts = serializers.ListField(child=serializers.IntegerField())
     opened = serializers.ListField(child=serializers.BooleanField())
@@ -252,17 +251,18 @@ class PlayerViewSerializer(serializers.Serializer):
     turns = serializers.IntegerField()
     round_wins = serializers.ListField(child=serializers.IntegerField())
     chips = serializers.ListField(child=serializers.IntegerField())
-    last_round = serializers.DictField(allow_null=True, help_text="The last round_ended.")
+    last_round = EVENT_SERIALIZERS["round_ended"](
+        allow_null=True, help_text="The last round_ended event."
+    )
     match_winner = serializers.IntegerField(allow_null=True)
     draw_call = DrawCallSerializer(allow_null=True)
-    rules = RuleOptionsSerializer()
+    rules = rules_serializer()()
     hands = serializers.ListField(
-        child=serializers.ListField(child=serializers.CharField()),
-        required=False,
-        help_text="Every hand, once the round is over.",
+        child=cards_field(), required=False, help_text="Every hand, once the round is over."
     )
-    stock = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="Revealed views only."
+    stock = cards_field(required=False, help_text="Revealed views only.")
+    salt = serializers.CharField(
+        required=False, allow_blank=True, help_text="Revealed views only: the deal's salt."
     )
 
 
@@ -274,7 +274,7 @@ class GamePayloadSerializer(serializers.Serializer):
     turn_deadline = serializers.DateTimeField(allow_null=True)
     seats = SeatOutputSerializer(many=True)
     view = PlayerViewSerializer()
-    legal_commands = CommandSchemaSerializer(many=True, help_text="Every command you may send.")
+    legal_commands = CommandListField(help_text="Every command you may send.")
     revealed = PlayerViewSerializer(
         required=False, help_text="After the match: everything (every hand, the stock)."
     )
@@ -287,10 +287,10 @@ class GamePayloadSerializer(serializers.Serializer):
 
 class EventItemSerializer(serializers.Serializer):
     seq = serializers.IntegerField()
-    type = serializers.CharField()
-    actor = serializers.CharField()
+    type = EventTypeField()
+    actor = serializers.CharField(help_text="user:<id>, bot:<level> or system.")
     recorded_at = serializers.DateTimeField()
-    data = serializers.DictField(help_text="The event, with fields hidden from you removed.")
+    data = EventDataField(help_text="The event, with fields hidden from you removed.")
 
 
 class CommandResultSerializer(serializers.Serializer):
@@ -319,9 +319,13 @@ class RoundAuditSerializer(serializers.Serializer):
     seq = serializers.IntegerField()
     deck_commitment = serializers.CharField(allow_null=True)
     commitment_ok = serializers.BooleanField()
-    salt = serializers.CharField(required=False, allow_null=True)
-    hands = serializers.JSONField(required=False)
-    stock = serializers.JSONField(required=False)
+    salt = serializers.CharField(
+        required=False, allow_null=True, help_text="After the match: the deal's salt."
+    )
+    hands = serializers.ListField(
+        child=cards_field(), required=False, allow_null=True, help_text="After the match."
+    )
+    stock = cards_field(required=False, allow_null=True, help_text="After the match.")
 
 
 class AuditSerializer(serializers.Serializer):

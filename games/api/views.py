@@ -10,7 +10,7 @@ import uuid
 
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -46,6 +46,41 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 )
 
 
+def _example(name: str, value: dict) -> OpenApiExample:
+    return OpenApiExample(name, value=value, request_only=True)
+
+
+COMMAND_EXAMPLES = [
+    _example("draw", {"command": {"type": "draw"}, "expected_version": 4}),
+    _example("discard", {"command": {"type": "discard", "card": "7H"}, "expected_version": 5}),
+    _example(
+        "meld", {"command": {"type": "meld", "cards": ["5S", "6S", "7S"]}, "expected_version": 6}
+    ),
+    _example(
+        "lay_off",
+        {"command": {"type": "lay_off", "card": "8S", "meld_id": 1}, "expected_version": 7},
+    ),
+    _example(
+        "take discard into a meld",
+        {"command": {"type": "take_discard", "cards": ["QD", "QS"]}, "expected_version": 9},
+    ),
+]
+TABLE_EXAMPLES = [
+    _example(
+        "quick play against two bots",
+        {
+            "rules": "standard",
+            "seats": [
+                {"kind": "user"},
+                {"kind": "bot", "level": "normal"},
+                {"kind": "bot", "level": "hard"},
+            ],
+        },
+    ),
+    _example("a table waiting for two players", {"rules": {"preset": "h19", "stake": 10}}),
+]
+
+
 def _table(game_id: uuid.UUID) -> dict:
     return TableOutputSerializer(selectors.table_dict(selectors.table_get(game_id=game_id))).data
 
@@ -61,6 +96,7 @@ class TablesApi(APIView):
         ),
         tags=TABLES,
         request=TableCreateInputSerializer,
+        examples=TABLE_EXAMPLES,
         responses={201: TableOutputSerializer, **error_responses(400, 401, 415)},
     )
     def post(self, request: Request) -> Response:
@@ -175,6 +211,7 @@ class GameCommandsApi(APIView):
         tags=GAMES,
         parameters=[IDEMPOTENCY_PARAMETER],
         request=CommandInputSerializer,
+        examples=COMMAND_EXAMPLES,
         responses={
             200: CommandResultSerializer,
             **error_responses(400, 401, 403, 404, 409, 415, 422),

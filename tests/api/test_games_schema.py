@@ -41,8 +41,9 @@ def test_every_game_operation_is_documented(schema, path, method):
     assert GAME_OPERATIONS[(path, method)] <= set(operation["responses"])
     for status, response in operation["responses"].items():
         ref = response["content"]["application/json"]["schema"]
-        if status.startswith(("4", "5")):
-            assert ref == {"$ref": "#/components/schemas/Error"}
+        if status.startswith(("4", "5")):  # its own error component, with a code enum
+            name = "".join(w.capitalize() for w in operation["operationId"].split("_"))
+            assert ref == {"$ref": f"#/components/schemas/{name}Error{status}"}
         else:
             assert ref  # a documented body
     assert {"tokenAuth": []} in operation["security"]
@@ -66,17 +67,45 @@ def test_request_bodies_and_parameters(schema):
     assert create["schema"]["$ref"].endswith("/TableCreateInputRequest")
 
 
-def test_command_types_are_enumerated(schema):
+#: The fields each command type must carry (a generated client cannot build one without them).
+REQUIRED_COMMAND_FIELDS = {
+    "draw": {"type"},
+    "take_discard": {"type"},  # cards or meld_id: exactly one, checked by the rules core
+    "meld": {"type", "cards"},
+    "lay_off": {"type", "card", "meld_id"},
+    "discard": {"type", "card"},
+    "call_draw": {"type"},
+    "challenge": {"type"},
+    "fold": {"type"},
+}
+
+
+def _resolve(schema: dict, ref: str) -> dict:
+    return schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+
+
+@pytest.mark.parametrize("component", ["CommandRequest", "Command"])
+def test_commands_are_a_oneof_on_type_with_required_fields(schema, component):
+    command = schema["components"]["schemas"][component]
+    assert command["discriminator"]["propertyName"] == "type"
+    mapping = command["discriminator"]["mapping"]
+    assert set(mapping) == set(REQUIRED_COMMAND_FIELDS)
+    assert sorted(m["$ref"] for m in command["oneOf"]) == sorted(mapping.values())
+    for command_type, ref in mapping.items():
+        member = _resolve(schema, ref)
+        assert set(member["required"]) == REQUIRED_COMMAND_FIELDS[command_type], command_type
+        type_enum = member["properties"]["type"]
+        if "$ref" in type_enum:
+            type_enum = _resolve(schema, type_enum["$ref"])
+        assert type_enum["enum"] == [command_type]
+        for card_field in ("card",):
+            if card_field in member["properties"]:
+                assert member["properties"][card_field]["pattern"]
+
+
+def test_command_body_and_legal_commands_use_the_oneof(schema):
     components = schema["components"]["schemas"]
-    command = components["CommandSchemaRequest"]["properties"]["type"]
-    enum = components[command["$ref"].rsplit("/", 1)[1]]["enum"]
-    assert set(enum) == {
-        "draw",
-        "take_discard",
-        "meld",
-        "lay_off",
-        "discard",
-        "call_draw",
-        "challenge",
-        "fold",
-    }
+    body = components["CommandInputRequest"]["properties"]["command"]
+    assert body == {"$ref": "#/components/schemas/CommandRequest"}
+    legal = components["GamePayload"]["properties"]["legal_commands"]
+    assert legal["items"] == {"$ref": "#/components/schemas/Command"}

@@ -1,0 +1,145 @@
+"""One schema per command type (a ``oneOf`` discriminated on ``type``), and the input field that
+validates a command against it.
+
+``COMMAND_SERIALIZERS`` is the one table: the OpenAPI schema of the command body and of
+``legal_commands`` is built from it, and ``CommandField`` validates with it, so the schema and
+the server agree: a command the schema rejects (no ``type``, an unknown type, a missing or
+mistyped field, a string that is not a card code) is 400 ``invalid``; whether a well-formed
+command is legal stays the rules core's question (422 with its code).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from rest_framework import serializers
+
+from games.rules import COMMAND_TYPES
+
+#: Card codes the server reads: rank then suit ("AS", "7H", "TD"), "10" for ten, any one case.
+CARD_INPUT_PATTERN = r"^(?:[A2-9TJQK]|10)[CDHS]$|^(?:[a2-9tjqk]|10)[cdhs]$"
+#: Card codes the server writes.
+CARD_PATTERN = r"^[A2-9TJQK][CDHS]$"
+CARD_HELP = 'A card code, rank then suit: "AS", "7H", "TD" ("10D" and lower case accepted).'
+
+
+class CardInputField(serializers.CharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", CARD_HELP)
+        super().__init__(**kwargs)
+        self.validators.append(RegexValidator(CARD_INPUT_PATTERN, "Not a card code."))
+
+
+def _type_field(command_type: str) -> serializers.Field:
+    """The discriminator: a string that must be this one command type."""
+
+    @extend_schema_field({"type": "string", "enum": [command_type]})
+    class TypeField(serializers.ChoiceField):
+        pass
+
+    return TypeField(choices=[command_type])
+
+
+def _cards(help_text: str, *, required: bool = True, allow_null: bool = False) -> serializers.Field:
+    return serializers.ListField(
+        child=CardInputField(), min_length=1, required=required, allow_null=allow_null,
+        help_text=help_text,
+    )  # fmt: skip
+
+
+def _command(name: str, command_type: str, doc: str, **fields: serializers.Field) -> type:
+    attrs = {"__doc__": doc, "type": _type_field(command_type), **fields}
+    return type(name, (serializers.Serializer,), attrs)
+
+
+COMMAND_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
+    "draw": _command("DrawCommandSerializer", "draw", "Draw the top card of the stock."),
+    "take_discard": _command(
+        "TakeDiscardCommandSerializer",
+        "take_discard",
+        "Take the top discard: into a new meld with `cards` from your hand, or (rule "
+        "take_discard_to_lay_off) onto your meld `meld_id`. Exactly one of the two "
+        "(422 bad_command otherwise).",
+        cards=_cards(
+            "Hand cards of the new meld, with the discard.", required=False, allow_null=True
+        ),
+        meld_id=serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            help_text="Your meld the discard goes onto.",
+        ),
+    ),  # fmt: skip
+    "meld": _command(
+        "MeldCommandSerializer",
+        "meld",
+        "Expose a meld from your hand (a secret set with hidden, where the rules allow).",
+        cards=_cards("The meld's cards."),
+        hidden=serializers.BooleanField(
+            required=False, help_text="A secret set: four of a kind kept face down."
+        ),
+    ),
+    "lay_off": _command(
+        "LayOffCommandSerializer",
+        "lay_off",
+        "Lay a card off on a meld on the table.",
+        card=CardInputField(),
+        meld_id=serializers.IntegerField(min_value=1),
+    ),
+    "discard": _command(
+        "DiscardCommandSerializer",
+        "discard",
+        "Discard a card: ends your turn.",
+        card=CardInputField(),
+    ),
+    "call_draw": _command("CallDrawCommandSerializer", "call_draw", 'Call Draw ("Fight").'),
+    "challenge": _command(
+        "ChallengeCommandSerializer", "challenge", "Answer a Draw call: challenge it."
+    ),
+    "fold": _command("FoldCommandSerializer", "fold", "Answer a Draw call: fold."),
+}
+assert set(COMMAND_SERIALIZERS) == set(COMMAND_TYPES), "a command type without a schema"
+
+
+def command_schema(*, many: bool = False) -> PolymorphicProxySerializer:
+    """The ``oneOf`` of every command, discriminated on ``type``."""
+    return PolymorphicProxySerializer(
+        component_name="Command",
+        serializers=COMMAND_SERIALIZERS,
+        resource_type_field_name="type",
+        many=many,
+    )
+
+
+@extend_schema_field(command_schema())
+class CommandField(serializers.Field):
+    """A command object, checked against its type's schema (400 ``invalid`` when it is not)."""
+
+    default_error_messages = {
+        "not_an_object": "A command is a JSON object.",
+        "type": "Give a command type: one of {types}.",
+    }
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            self.fail("not_an_object")
+        serializer_class = COMMAND_SERIALIZERS.get(data.get("type"))  # type: ignore[arg-type]
+        if serializer_class is None:
+            raise serializers.ValidationError(
+                {"type": [self.error_messages["type"].format(types=", ".join(COMMAND_TYPES))]}
+            )
+        command = serializer_class(data=data)
+        if not command.is_valid():
+            raise serializers.ValidationError(command.errors)
+        # The rules core reads the command as sent, with the checked fields in their types.
+        return {**data, **command.validated_data}
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+@extend_schema_field(command_schema(many=True))
+class CommandListField(serializers.ListField):
+    """Commands as the server lists them (``legal_commands``)."""
