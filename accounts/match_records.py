@@ -91,6 +91,7 @@ class SeatRecord:
     time_outs: int = 0
     chips: int = 0
     deadwood_total: int = 0
+    resigned: bool = False  # placed last whatever the chips (RULES.md "Time")
 
     def counters(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in COUNTERS}
@@ -109,6 +110,7 @@ class MatchSummary:
     round_wins: list[int]
     rounds: list[dict[str, Any]] = field(default_factory=list)
     seats: list[SeatRecord] = field(default_factory=list)
+    rated: bool = True  # game_started's ``rated``: a casual match changes no rating
 
 
 def rules_preset(rules: dict[str, Any]) -> str:
@@ -147,6 +149,8 @@ def summarize_match(events: Iterable[LoggedEvent]) -> MatchSummary | None:
             seats[data["seat"]].challenges += 1
         elif kind == "turn_timed_out":
             seats[data["seat"]].time_outs += 1
+        elif kind == "resigned":
+            seats[data["seat"]].resigned = True
         elif kind == "round_ended":
             rounds.append(_end_round(seats, data, caller, challengers))
             caller, challengers = None, []
@@ -200,10 +204,13 @@ def _finish(
 ) -> MatchSummary:
     winner = ended.data["winner"]
     round_wins = [record.rounds_won for record in seats]
-    places = placements(winner, round_wins, [record.chips for record in seats])
+    places = last_if_resigned(
+        placements(winner, round_wins, [record.chips for record in seats]),
+        [record.resigned for record in seats],
+    )
     for record, place in zip(seats, places, strict=True):
         record.placement = place
-        record.won = record.seat == winner
+        record.won = record.seat == winner and not record.resigned
     rules = dict(started.data.get("rules") or {})
     return MatchSummary(
         rules=rules,
@@ -215,7 +222,17 @@ def _finish(
         round_wins=round_wins,
         rounds=rounds,
         seats=seats,
+        rated=bool(started.data.get("rated", True)),
     )
+
+
+def last_if_resigned(places: list[int], resigned: list[bool]) -> list[int]:
+    """Places with every resigned seat behind every other, each group in its own order
+    (equals still share a place)."""
+    if not any(resigned):
+        return places
+    keys = list(zip(resigned, places, strict=True))
+    return [1 + sum(other < key for other in keys) for key in keys]
 
 
 # ---------------------------------------------------------------- ratings

@@ -64,6 +64,7 @@ class MatchRecord(models.Model):
     placements = models.JSONField(help_text="Placement per seat (1 = the match winner).")
     rounds = models.JSONField(help_text="Per round: reason, winner, deadwood, burned, payouts.")
     seats = models.JSONField(help_text="The seats of game_started (users and bot levels).")
+    rated = models.BooleanField(default=True, help_text="False: casual, no rating changed.")
 
     class Meta:
         ordering = ["-end_event_id"]
@@ -113,6 +114,7 @@ class PlayerMatch(models.Model):
     time_outs = models.PositiveSmallIntegerField()
     chips = models.IntegerField(help_text="Net chips won (+) or lost (-) over the match.")
     deadwood_total = models.PositiveIntegerField(help_text="Sum of deadwood at each round's end.")
+    resigned = models.BooleanField(default=False, help_text="The player resigned: placed last.")
 
     mu_before = models.FloatField()
     sigma_before = models.FloatField()

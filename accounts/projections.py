@@ -105,10 +105,13 @@ class RatedSeat:
 
 
 def apply_ratings(
-    ratings: dict[int, Rating], players: list[int | None], places: list[int]
+    ratings: dict[int, Rating], players: list[int | None], places: list[int], rated: bool = True
 ) -> list[RatedSeat]:
-    """Rate one match from ``ratings`` (player -> current rating) and update it in place."""
+    """Rate one match from ``ratings`` (player -> current rating) and update it in place; a
+    casual match (``rated`` False) leaves every rating as it was."""
     before = [ratings.get(p, DEFAULT_RATING) if p is not None else DEFAULT_RATING for p in players]
+    if not rated:
+        return [RatedSeat(b, b) for b in before]
     after = rate_match(before, places)
     for player, keep, new in zip(players, counted(players), after, strict=True):
         if keep:
@@ -129,6 +132,7 @@ def match_record(game_id: uuid.UUID | str, summary: MatchSummary) -> MatchRecord
         placements=[s.placement for s in summary.seats],
         rounds=summary.rounds,
         seats=[s.spec for s in summary.seats],
+        rated=summary.rated,
     )
 
 
@@ -163,6 +167,7 @@ def player_rows(
                 mu=mu,
                 sigma=sigma,
                 ordinal=ordinal(mu, sigma),
+                resigned=facts.resigned,
                 **facts.counters(),
             )
         )
@@ -225,7 +230,8 @@ def project_match(game_id: uuid.UUID | str) -> bool:
 
     record = match_record(game_id, summary)
     record.save()
-    rows = player_rows(record, summary, players, apply_ratings(ratings, players, places))
+    rated = apply_ratings(ratings, players, places, summary.rated)
+    rows = player_rows(record, summary, players, rated)
     PlayerMatch.objects.bulk_create(rows)
     if later:
         _rerate(later, later_rows, ratings, resolver)
@@ -258,7 +264,7 @@ def _rerate(
         by_match.setdefault(row.match_id, {})[row.seat] = row
     for record in records:
         players = resolver.players(record.seats)
-        rated = apply_ratings(ratings, players, record.placements)
+        rated = apply_ratings(ratings, players, record.placements, record.rated)
         for seat, row in by_match.get(record.pk, {}).items():
             (row.mu_before, row.sigma_before), (row.mu, row.sigma) = (
                 rated[seat].before,
@@ -303,7 +309,8 @@ def rebuild(*, progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = 
         players = resolver.players([s.spec for s in summary.seats])
         places = [s.placement for s in summary.seats]
         record = match_record(game_id, summary)
-        new_rows = player_rows(record, summary, players, apply_ratings(ratings, players, places))
+        rated = apply_ratings(ratings, players, places, summary.rated)
+        new_rows = player_rows(record, summary, players, rated)
         for row in new_rows:
             if row.player_id not in stats:
                 stats[row.player_id] = new_stats(row.player_id)
@@ -315,7 +322,7 @@ def rebuild(*, progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = 
             _flush(records, rows)
     _flush(records, rows)
     for pid, entry in stats.items():
-        set_rating(entry, ratings[pid])
+        set_rating(entry, ratings.get(pid, DEFAULT_RATING))
     PlayerStats.objects.bulk_create(stats.values(), batch_size=BATCH)
     return done
 

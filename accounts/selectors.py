@@ -172,6 +172,7 @@ def match_detail(*, game_id: uuid.UUID | str) -> dict[str, Any]:
         "game_id": record.pk,
         "rules_preset": record.rules_preset,
         "rules": record.rules,
+        "rated": record.rated,
         "started_at": record.started_at,
         "ended_at": record.ended_at,
         "winner_seat": record.winner_seat,
@@ -194,6 +195,7 @@ def history_item(row: PlayerMatch) -> dict[str, Any]:
         "seat": row.seat,
         "result": row.result,
         "placement": row.placement,
+        "resigned": row.resigned,
         "rounds_played": row.rounds_played,
         "rounds_won": row.rounds_won,
         "rounds_won_by": {

@@ -41,7 +41,15 @@ from games.errors import (
     StaleVersion,
 )
 from games.models import Game
-from games.rules import Event, GameState, deal, event_to_dict, evolve, state_to_dict
+from games.rules import (
+    Event,
+    GameState,
+    deal,
+    event_to_dict,
+    evolve,
+    play_resigned,
+    state_to_dict,
+)
 
 SYSTEM_ACTOR = "system"
 
@@ -161,6 +169,19 @@ def project(
 ) -> dict[str, Any]:
     """The head's projection columns after an append (``store.COLUMNS``)."""
     finished = after.phase == "match_over"
+    if after.phase == "aborted":  # called off: nothing is owed, no result
+        return {
+            "status": Game.Status.ABORTED,
+            "phase": after.phase,
+            "round": after.round,
+            "current_seat": None,
+            "turn_deadline": None,
+            "winner_seat": None,
+            "awaiting": Game.Awaiting.NONE,
+            "due_at": None,
+            "started_at": head.started_at or now,
+            "finished_at": head.finished_at or now,
+        }
     kind = awaiting(after, head.settled_at is not None)
     key = turn_key(after)
     seconds = after.rules.turn_seconds
@@ -281,6 +302,12 @@ def execute(
         state = evolve(state, dealt)
         batches.append((SYSTEM_ACTOR, [dealt]))
     assert state is not None, "a step must return at least one event"
+    if state.resigned and state.in_round and state.turn in state.resigned:
+        # A resigned seat is played at once whenever it is to act (RULES.md "Time").
+        played = [event_to_dict(e) for e in play_resigned(state)]
+        for data in played:
+            state = evolve(state, data)
+        batches.append((SYSTEM_ACTOR, played))
 
     rows = store.chain(head, batches, now)
     columns = project(head, before, state, now)

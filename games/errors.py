@@ -105,3 +105,28 @@ class MoveRefused(Refused):
     """The rules refuse the command; ``code`` is the rules core's ``IllegalMove.code``."""
 
     code = "illegal_move"
+
+
+class TooManyWaitingTables(Conflict):
+    code = "too_many_waiting_tables"
+    detail = "You have too many tables waiting for players: start or leave one first."
+
+
+class InvitationsPending(Conflict):
+    code = "invitations_pending"
+    detail = "Every invited player must accept before the match starts."
+
+
+class NoInvitation(Conflict):
+    code = "no_invitation"
+    detail = "You have no open invitation to this table."
+
+
+class NotActive(Conflict):
+    code = "not_active"
+    detail = "The match is not being played."
+
+
+class AlreadyResigned(Conflict):
+    code = "already_resigned"
+    detail = "You have already resigned this match."

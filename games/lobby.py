@@ -1,4 +1,8 @@
-"""Tables before their match: create, join, leave, start (the lobby).
+"""Tables before their match: create, join, leave, answer an invitation, start (the lobby).
+
+A seat given to a named user is an invitation: the table starts only once every invited user
+has accepted (``table_respond``); a declined or expired invitation (``TONGITS_INVITATION_SECONDS``)
+frees the seat. Nobody can be made to play.
 
 A table is a ``games_game`` row at version 0 with three ``games_seat`` rows. Its writes are small
 ORM transactions under the row lock; the start is the game's first write through the door
@@ -9,8 +13,10 @@ from __future__ import annotations
 
 import random
 import uuid
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -22,11 +28,14 @@ from games.errors import (
     AlreadyStarted,
     InvalidRules,
     InvalidSeats,
+    InvitationsPending,
+    NoInvitation,
     NotAPlayer,
     SeatTaken,
     TableClosed,
     TableFull,
     TableNotFull,
+    TooManyWaitingTables,
     UnknownUser,
 )
 from games.models import Game, Seat
@@ -69,18 +78,27 @@ def table_create(
     user: Any,
     rules: str | dict[str, Any] | None = None,
     seats: list[dict[str, Any]] | None = None,
+    rated: bool = True,
 ) -> Game:
     """A table waiting for players. Seats: ``{"kind": "user"}`` (the creator), ``{"kind":
-    "user", "username": ...}`` (that user, seated now), ``{"kind": "open"}``, ``{"kind": "bot",
-    "level": "easy" | "normal" | "hard"}``. Default: the creator and two open seats.
+    "user", "username": ...}`` (an invitation to that user), ``{"kind": "open"}``, ``{"kind":
+    "bot", "level": "easy" | "normal" | "hard"}``. Default: the creator and two open seats.
 
     A table of the creator and bots only starts at once (quick play): nobody else must agree.
+    A ``rated`` table (the default) needs ``turn_seconds`` of at least
+    ``TONGITS_RATED_MIN_TURN_SECONDS`` (10) or 0: nobody is rated on being timed out.
     """
     ruleset = rules_from(rules)
+    seconds = ruleset.turn_seconds
+    if rated and seconds and seconds < settings.TONGITS_RATED_MIN_TURN_SECONDS:
+        raise InvalidRules(
+            f"A rated table needs turn_seconds of at least "
+            f"{settings.TONGITS_RATED_MIN_TURN_SECONDS:g}, or 0; play it casual (rated: false)."
+        )
     specs = seats if seats is not None else [{"kind": "user"}, {"kind": "open"}, {"kind": "open"}]
     if not isinstance(specs, list) or len(specs) != 3:
         raise InvalidSeats("Give exactly three seats.")
-    game = Game.objects.create(rules=ruleset.to_dict(), created_by=user)
+    game = Game.objects.create(rules=ruleset.to_dict(), created_by=user, rated=bool(rated))
     now = timezone.now()
     taken: set[int] = set()
     user_model = get_user_model()
@@ -100,7 +118,11 @@ def table_create(
             if seated.pk in taken:
                 raise InvalidSeats(f"{seated.username} cannot sit twice.")
             taken.add(seated.pk)
-            row.user, row.joined_at = seated, now
+            row.user = seated
+            if seated.pk == user.pk:
+                row.joined_at = now
+            else:  # an invitation: the seat is theirs once they accept
+                row.invitation, row.invited_at = Seat.Invitation.PENDING, now
         elif kind == "bot":
             level = spec.get("level", "normal")
             if level not in BOT_LEVELS:
@@ -113,7 +135,20 @@ def table_create(
     if all(s.bot_level or s.user_id == user.pk for s in rows):
         _start(game, rows, user)
         game.refresh_from_db()
+    else:
+        _check_waiting_quota(user)
     return game
+
+
+def _check_waiting_quota(user: Any) -> None:
+    """At most ``TONGITS_MAX_WAITING_TABLES`` of a user's tables wait for players at once (one
+    user once filled the lobby with 30). Counted under a lock on the user's row, so two
+    concurrent creations cannot both take the last place."""
+    user_model = get_user_model()
+    user_model.objects.select_for_update().filter(pk=user.pk).first()
+    waiting = Game.objects.filter(created_by=user, status=Game.Status.WAITING).count()
+    if waiting > settings.TONGITS_MAX_WAITING_TABLES:  # this new table included
+        raise TooManyWaitingTables()
 
 
 def _lock_table(game_id: uuid.UUID | str) -> Game:
@@ -122,6 +157,36 @@ def _lock_table(game_id: uuid.UUID | str) -> Game:
         raise TableClosed()
     if game.status != Game.Status.WAITING:
         raise AlreadyStarted()
+    expire_invitations(game)
+    return game
+
+
+def invitation_deadline(seat: Seat) -> Any:
+    """When a pending invitation lapses."""
+    return seat.invited_at + timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
+
+
+def expire_invitations(game: Game) -> int:
+    """Free the seats of the table's lapsed invitations (on a locked table); how many."""
+    limit = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
+    return Seat.objects.filter(
+        game=game, invitation=Seat.Invitation.PENDING, invited_at__lt=limit
+    ).update(user=None, invitation=Seat.Invitation.NONE, invited_at=None, joined_at=None)
+
+
+@transaction.atomic
+def table_respond(*, game_id: uuid.UUID | str, user: Any, accept: bool) -> Game:
+    """Accept or decline one's invitation to a table; a declined seat becomes open."""
+    game = _lock_table(game_id)
+    seat = game.seats.filter(user=user, invitation=Seat.Invitation.PENDING).first()
+    if seat is None:
+        raise NoInvitation()
+    if accept:
+        seat.invitation, seat.joined_at = Seat.Invitation.ACCEPTED, timezone.now()
+    else:
+        seat.user, seat.invitation, seat.invited_at = None, Seat.Invitation.NONE, None
+    seat.save(update_fields=["user", "invitation", "invited_at", "joined_at"])
+    game.save(update_fields=["updated_at"])
     return game
 
 
@@ -157,7 +222,8 @@ def table_leave(*, game_id: uuid.UUID | str, user: Any) -> Game:
     if mine is None:
         raise NotAPlayer("You do not sit at this table.")
     mine.user, mine.joined_at = None, None
-    mine.save(update_fields=["user", "joined_at"])
+    mine.invitation, mine.invited_at = Seat.Invitation.NONE, None
+    mine.save(update_fields=["user", "joined_at", "invitation", "invited_at"])
     if not any(s.user_id for s in seats if s is not mine):
         game.status = Game.Status.ABANDONED
     game.save(update_fields=["status", "updated_at"])
@@ -176,6 +242,8 @@ def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
         raise NotAPlayer("You do not sit at this table.")
     if any(s.kind == "open" for s in seats):
         raise TableNotFull()
+    if any(s.invitation == Seat.Invitation.PENDING for s in seats):
+        raise InvitationsPending()
     _start(game, seats, user)
     game.refresh_from_db()
     return game
@@ -193,10 +261,13 @@ def _start(game: Game, seats: list[Seat], user: Any) -> None:
     rules = RuleSet.from_dict(game.rules)
     # first_dealer "creator" (h19): the seat of the table's creator, else seat 0
     creator = next((s.index for s in seats if s.user_id and s.user_id == game.created_by_id), 0)
+    rated = game.rated
     execute(
         game.pk,
         sender=Sender.user(user),
-        step=lambda _state, _actor: [new_game(rules, seat_dicts, rng, creator_seat=creator)],
+        step=lambda _state, _actor: [
+            new_game(rules, seat_dicts, rng, creator_seat=creator, rated=rated)
+        ],
         expected_version=0,
         rng=rng,
         starts=True,

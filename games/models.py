@@ -29,6 +29,7 @@ class Game(models.Model):
         ACTIVE = "active", "being played"
         FINISHED = "finished", "match over"
         ABANDONED = "abandoned", "abandoned before the start"
+        ABORTED = "aborted", "called off unfinished (no result)"
 
     class Awaiting(models.TextChoices):
         """What the table waits for; the server owes the work for every value but user/none."""
@@ -63,6 +64,8 @@ class Game(models.Model):
     settled_at = models.DateTimeField(null=True, blank=True, help_text="Match result recorded.")
     # The stream's head: the hash of the event at ``version``, so an append reads no event.
     last_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # Casual tables (False) change no rating; rated ones need turn_seconds >= 10, or 0.
+    rated = models.BooleanField(default=True)
     # When the server owes this table work (a bot move, a deal, a settlement or the turn
     # deadline): the scheduler's one indexed question. Null while only a person can move it on.
     due_at = models.DateTimeField(null=True, blank=True)
@@ -115,6 +118,17 @@ class Seat(models.Model):
     )
     bot_level = models.CharField(max_length=16, blank=True, default="", help_text="Bot seats.")
     joined_at = models.DateTimeField(null=True, blank=True)
+
+    class Invitation(models.TextChoices):
+        NONE = "", "no invitation (the creator, or a player who joined)"
+        PENDING = "pending", "invited, no answer yet"
+        ACCEPTED = "accepted", "invited and accepted"
+
+    # A seat given to a named user is an invitation until that user accepts.
+    invitation = models.CharField(
+        max_length=8, choices=Invitation.choices, blank=True, default=Invitation.NONE
+    )
+    invited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "index"]

@@ -2,10 +2,12 @@
 (``games.application.execute``).
 
 - ``submit_command``: a person's command (or a bot driver's, ``seat=`` of a bot seat).
-- ``play_bot_turn``, ``expire_turn``, ``deal_next_round``: the server's own moves, run by the
-  Celery tasks the scheduler queues. Each takes the version it was queued for and does nothing
-  (``Outcome.MOVED_ON``) if the game has moved on, so a task run twice, late or out of order
-  changes nothing.
+- ``resign``: a player leaves a started match (``resigned``); the server plays the seat from
+  then on (``games.application.execute`` plays a resigned seat at once whenever it is to act).
+- ``play_bot_turn``, ``expire_turn``, ``deal_next_round``, ``abort_idle``: the server's own
+  moves, run by the Celery tasks the scheduler queues (``abort_idle`` by the sweeper). Each
+  takes the version it was queued for and does nothing (``Outcome.MOVED_ON``) if the game has
+  moved on, so a task run twice, late or out of order changes nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from games.application import (
     execute,
     fingerprint,
 )
-from games.errors import MoveRefused, StaleVersion
+from games.errors import AlreadyResigned, MoveRefused, NotActive, NotStarted, StaleVersion
 from games.models import Event, Game
 from games.rules import (
     GameState,
@@ -40,6 +42,8 @@ from games.rules import (
     redact_event,
     time_out,
 )
+from games.rules import abort as abort_match
+from games.rules import resign as resign_seat
 from games.rules.bots import get_bot
 
 logger = logging.getLogger(__name__)
@@ -95,6 +99,48 @@ def submit_command(
         present=present,
         idempotency=idempotency,
     )
+
+
+def resign(game_id: uuid.UUID | str, user_id: int, *, present: Presenter | None = None) -> Written:
+    """The user resigns their seat of a started match: ``resigned``, then the moves the server
+    plays for the seat at once if it is to act. From then on the seat is played by the time-out
+    rule whenever its turn comes, with no deadline waited for; the resigner is placed last.
+
+    Also what deleting an account calls for each of its running matches. Refusals:
+    ``GameNotFound``, ``NotStarted``, ``NotActive`` (over or aborted), ``NotAPlayer``,
+    ``AlreadyResigned``. Retries by itself when a move lands at the same moment.
+    """
+
+    def step(state: GameState | None, actor: Actor) -> list:
+        assert state is not None and actor.seat is not None
+        try:
+            return resign_seat(state, actor.seat)
+        except IllegalMove as exc:
+            if exc.code == "already_resigned":
+                raise AlreadyResigned() from None
+            raise NotActive() from None
+
+    for _ in range(RESIGN_ATTEMPTS):
+        head = store.read(game_id)
+        if head.state() is None:
+            raise NotStarted()
+        if head.status != Game.Status.ACTIVE:
+            raise NotActive()
+        try:
+            return execute(
+                head.game_id,
+                sender=Sender(user_id=user_id),
+                step=step,
+                expected_version=head.version,
+                present=present,
+                head=head,
+            )
+        except StaleVersion:
+            continue  # somebody moved meanwhile: resign at the new version
+    raise StaleVersion(head.version, head.version + 1)
+
+
+RESIGN_ATTEMPTS = 5
 
 
 # ---------------------------------------------------------------- the server's own moves
@@ -197,3 +243,15 @@ def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outco
     if state is None or state.phase not in ("dealing", "round_over"):
         return Outcome.NOTHING
     return _write_from(head, Sender.server(), lambda s, _actor: [deal(s, random.SystemRandom())])
+
+
+def abort_idle(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
+    """Abort a started match without turn limits that has sat idle past
+    ``TONGITS_ABORT_IDLE_SECONDS``, at that version only: an ``aborted`` event, no result."""
+    head = store.read(game_id)
+    if head.version != expected_version:
+        return Outcome.MOVED_ON
+    state = head.state()
+    if state is None or head.status != Game.Status.ACTIVE or state.rules.turn_seconds:
+        return Outcome.NOTHING
+    return _write_from(head, Sender.server(), lambda s, _actor: abort_match(s, "idle"))

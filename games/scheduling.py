@@ -42,6 +42,7 @@ from django.utils import timezone
 from games import selectors
 from games.application import SERVER_WORK, server_delay
 from games.models import Game
+from tongits_site.ops.models import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,9 @@ PLAY_BOT_TURN = "games.tasks.play_bot_turn"
 EXPIRE_TURN = "games.tasks.expire_turn"
 DEAL_NEXT_ROUND = "games.tasks.deal_next_round"
 SETTLE_MATCH = "accounts.tasks.settle_match"
+ABORT_IDLE = "games.tasks.abort_idle"
+#: The heartbeat the sweeper writes on every run; /healthz reads it (tongits_site.health).
+SWEEPER = "sweeper"
 
 #: Tables handled per kind of work and run (scheduler claim or sweep); the next run takes the rest.
 BATCH = 500
@@ -181,7 +185,9 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     A table is left behind when its turn is past its deadline, or when it has waited on a bot,
     a deal or a settlement longer than that work's delay plus ``TONGITS_SWEEP_GRACE_SECONDS``.
     Both questions are indexed queries on ``games_game``. Queuing a task that is merely late is
-    harmless: the second of two copies finds the game moved on. Returns counts per task.
+    harmless: the second of two copies finds the game moved on. It also queues the abort of
+    started tables without turn limits idle past ``TONGITS_ABORT_IDLE_SECONDS``, and records
+    its heartbeat (``/healthz``). Returns counts per task.
     """
     now = now or timezone.now()
     grace = timedelta(seconds=settings.TONGITS_SWEEP_GRACE_SECONDS)
@@ -195,6 +201,14 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
         before = now - grace - timedelta(seconds=server_delay(awaiting))
         found = selectors.tables_awaiting(awaiting, before=before, limit=BATCH)
         queue(_BY_AWAITING[awaiting], found)
+    idle = now - timedelta(seconds=settings.TONGITS_ABORT_IDLE_SECONDS)
+    queue(ABORT_IDLE, selectors.idle_untimed(before=idle, limit=BATCH))
     if any(counts.values()):
         logger.info("sweep queued %s", {k.rsplit(".", 1)[-1]: v for k, v in counts.items() if v})
+    heartbeat(SWEEPER, now)
     return counts
+
+
+def heartbeat(name: str, now: datetime | None = None) -> None:
+    """Record that ``name`` ran now (one upsert): ``/healthz`` turns 503 when it is late."""
+    Heartbeat.objects.update_or_create(name=name, defaults={"beat_at": now or timezone.now()})

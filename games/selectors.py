@@ -8,14 +8,16 @@ row's ``snapshot`` holds hands, stock and salt, so it never leaves this module u
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
 
 from games import store
-from games.application import seat_of_user
+from games.application import SERVER_WORK, seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
 from games.rules import (
@@ -62,13 +64,20 @@ def table_get(*, game_id: uuid.UUID | str) -> Game:
 
 
 def seat_entries(game: Game) -> list[dict[str, Any]]:
-    """Who sits where, as the API shows it (user seats with id and username)."""
+    """Who sits where, as the API shows it (user seats with id and username; a lapsed
+    invitation is an open seat, as the next write on the table makes it)."""
     out = []
+    lapsed = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
     for seat in game.seats.all():
+        if seat.invitation == Seat.Invitation.PENDING and seat.invited_at < lapsed:
+            out.append({"seat": seat.index, "kind": "open"})
+            continue
         entry: dict[str, Any] = {"seat": seat.index, "kind": seat.kind}
         if seat.user_id:
             entry["user_id"] = seat.user_id
             entry["username"] = seat.user.username
+            if seat.invitation:  # "pending" until the invited user accepts, then "accepted"
+                entry["invitation"] = seat.invitation
         if seat.bot_level:
             entry["level"] = seat.bot_level
         out.append(entry)
@@ -280,6 +289,15 @@ def overdue_turns(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]
     return list(qs.order_by("turn_deadline").values_list("id", "version")[:limit])
 
 
+def idle_untimed(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of started games without turn limits (``turn_seconds`` 0) where nobody
+    has moved since before ``before``: the ones the sweeper aborts."""
+    qs = Game.objects.filter(
+        status=Game.Status.ACTIVE, rules__turn_seconds=0, updated_at__lt=before
+    ).exclude(awaiting__in=SERVER_WORK)
+    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
+
+
 def tables_awaiting(awaiting: str, *, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
     """(id, version) of games waiting on the server's ``awaiting`` work since before ``before``.
 
@@ -297,6 +315,7 @@ def table_dict(game: Game) -> dict[str, Any]:
         "rules": game.rules,
         "seats": seat_entries(game),
         "created_by": game.created_by.username if game.created_by else None,
+        "rated": game.rated,
         "created_at": game.created_at,
         "started_at": game.started_at,
         "finished_at": game.finished_at,

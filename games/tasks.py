@@ -59,6 +59,12 @@ def deal_next_round(game_id: str, version: int) -> str:
     return _run(play.deal_next_round, game_id, version)
 
 
+@shared_task(name=scheduling.ABORT_IDLE, **GAME_TASK_OPTIONS)
+def abort_idle(game_id: str, version: int) -> str:
+    """Abort a started table without turn limits left idle too long (no result, no rating)."""
+    return _run(play.abort_idle, game_id, version)
+
+
 @shared_task(name="games.tasks.sweep", ignore_result=True)
 def sweep() -> dict[str, int]:
     """Periodic (beat): queue the work of tables left behind by lost tasks or dead workers."""

@@ -11,6 +11,7 @@ Fixtures:
                           user's token (a new user when none is given); ``client.user`` and
                           ``client.token`` are set on it
     auth_client           ``auth_client_factory()``: a client logged in as a fresh user
+    fresh_throttles       (autouse) an empty throttle cache (Redis, TEST_CACHE_URL, db 8)
     game_timing           (autouse) no bot delay; the next round dealt at once, in the
                           command's transaction (tests/tasks deals through the worker instead)
 
@@ -40,9 +41,16 @@ from tongits_site.ensure_db import server_params
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
 TEST_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+# The throttles' shared cache (tongits_site.throttling): a Redis database of its own, emptied
+# before each test so that no test inherits another's counts.
+TEST_CACHE_URL = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/8")
 
 # Before anything connects: the app's connection pool is made on first use.
 celery_app.conf.broker_url = TEST_BROKER_URL
+settings.CACHES["throttle"] = {
+    "BACKEND": "django.core.cache.backends.redis.RedisCache",
+    "LOCATION": TEST_CACHE_URL,
+}
 
 error_codes.install()  # every API error answered in this session, checked at its end
 
@@ -110,6 +118,14 @@ def game_timing(settings) -> None:
     """Tests without a worker: bots at once, and the next deal inside the command's append."""
     settings.TONGITS_BOT_DELAY_SECONDS = 0.0
     settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles() -> None:
+    """Every test starts with no throttle counts (and fails loudly if Redis is down)."""
+    from tongits_site.throttling import cache
+
+    cache().clear()
 
 
 @pytest.fixture

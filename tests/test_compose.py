@@ -180,6 +180,8 @@ def test_commands(services: dict[str, dict[str, Any]]) -> None:
 def test_health_checks(services: dict[str, dict[str, Any]]) -> None:
     assert "http://localhost:8000/healthz" in _healthcheck(services["web"])
     assert "celery -A tongits_site inspect ping" in _healthcheck(services["worker"])
+    assert "manage.py health" in _healthcheck(services["worker"])  # the sweeper's heartbeat
+    assert "manage.py health" in _healthcheck(services["beat"])
     assert "pg_isready" in _healthcheck(services["postgres"])
     assert "redis-cli ping" in _healthcheck(services["redis"])
 

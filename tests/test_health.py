@@ -12,6 +12,9 @@ from tongits_site import health
 
 @pytest.mark.django_db
 def test_healthy_when_the_database_answers(client: Client) -> None:
+    from games import scheduling
+
+    scheduling.heartbeat(scheduling.SWEEPER)  # the sweeper ran just now
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
@@ -40,3 +43,56 @@ def test_unavailable_when_the_database_does_not_answer(
 def test_not_part_of_the_api_schema() -> None:
     schema = SchemaGenerator().get_schema(request=None, public=True)
     assert "/healthz" not in schema["paths"]
+
+
+@pytest.mark.django_db
+def test_503_naming_the_sweeper_when_it_is_late(
+    client: Client, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from games import scheduling
+
+    settings.TONGITS_SWEEP_INTERVAL_SECONDS = 10
+    monkeypatch.setattr(health, "STARTED", 0.0)  # the web process is not starting up
+    scheduling.heartbeat(scheduling.SWEEPER, timezone.now() - timedelta(seconds=25))
+    assert client.get("/healthz").status_code == 200  # 2.5 intervals: not late yet
+    scheduling.heartbeat(scheduling.SWEEPER, timezone.now() - timedelta(seconds=31))
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unavailable" and body["late"] == ["sweeper"]
+    assert "sweeper last ran 31 s ago" in body["detail"]
+    scheduling.sweep()  # a sweep records its heartbeat
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_a_sweeper_that_never_ran_is_late_once_the_process_is_old(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    monkeypatch.setattr(health, "STARTED", time.time())
+    assert client.get("/healthz").status_code == 200  # just started: the sweeper has time
+    monkeypatch.setattr(health, "STARTED", time.time() - 3600)
+    assert client.get("/healthz").json()["late"] == ["sweeper"]
+
+
+@pytest.mark.django_db
+def test_the_health_command_checks_the_same_heartbeat(settings) -> None:
+    from datetime import timedelta
+
+    from django.core.management import CommandError, call_command
+    from django.utils import timezone
+
+    from games import scheduling
+
+    scheduling.heartbeat(scheduling.SWEEPER)
+    call_command("health")
+    late = timezone.now() - timedelta(seconds=3 * settings.TONGITS_SWEEP_INTERVAL_SECONDS + 5)
+    scheduling.heartbeat(scheduling.SWEEPER, late)
+    with pytest.raises(CommandError, match="late: sweeper"):
+        call_command("health")

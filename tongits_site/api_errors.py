@@ -21,6 +21,7 @@ that makes unknown ``/api/`` URLs a JSON 404 even when ``DEBUG`` is on.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -34,6 +35,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from tongits_site import errors
+from tongits_site.hardening import clip
 
 API_PREFIX = "/api/"
 
@@ -45,6 +47,7 @@ HTTP_STATUS: dict[type[errors.DomainError], int] = {
     errors.NotFound: 404,
     errors.Conflict: 409,
     errors.Refused: 422,
+    errors.Throttled: 429,
     errors.DomainError: 400,
 }
 
@@ -93,6 +96,11 @@ class ErrorSerializer(serializers.Serializer):
 
     code = serializers.CharField(help_text="Stable machine-readable error code (snake_case).")
     detail = serializers.CharField(help_text="Human-readable explanation.")
+    retry_after = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text='429 (code "throttled") only: seconds to wait, as the Retry-After header.',
+    )
     fields = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
@@ -120,7 +128,7 @@ def _messages(detail: Any, path: str = "") -> list[str]:
             sub = f"{path}[{index}]" if isinstance(value, dict | list) else path
             out += _messages(value, sub)
         return out
-    return [f"{path}: {detail}" if path else str(detail)]
+    return [clip(f"{path}: {detail}" if path else str(detail))]
 
 
 def _fields(detail: Any, path: str = "", out: dict[str, list[str]] | None = None) -> dict:
@@ -135,9 +143,9 @@ def _fields(detail: Any, path: str = "", out: dict[str, list[str]] | None = None
         for index, value in enumerate(detail):
             _fields(value, f"{path}[{index}]" if isinstance(value, dict | list) else path, out)
     elif isinstance(detail, list):
-        out.setdefault(path or "non_field_errors", []).extend(str(v) for v in detail)
+        out.setdefault(path or "non_field_errors", []).extend(clip(str(v)) for v in detail)
     else:
-        out.setdefault(path or "non_field_errors", []).append(str(detail))
+        out.setdefault(path or "non_field_errors", []).append(clip(str(detail)))
     return out
 
 
@@ -145,18 +153,26 @@ def _body(exc: exceptions.APIException) -> dict[str, Any]:
     if isinstance(exc, exceptions.ValidationError):
         body: dict[str, Any] = {
             "code": "invalid",
-            "detail": " ".join(_messages(exc.detail)) or "Invalid input.",
+            "detail": clip(" ".join(_messages(exc.detail)) or "Invalid input.", 400),
         }
         if isinstance(exc.detail, dict):
             body["fields"] = _fields(exc.detail)
         return body
     if isinstance(exc, ApiError):
-        return {**exc.extra, "code": exc.code, "detail": str(exc.detail)}
+        return {**exc.extra, "code": exc.code, "detail": clip(str(exc.detail))}
+    if isinstance(exc, exceptions.Throttled):
+        retry_after = math.ceil(exc.wait) if exc.wait is not None else None
+        detail = f"Too many requests: try again in {retry_after} s." if retry_after else None
+        return {
+            "code": "throttled",
+            "detail": detail or "Too many requests.",
+            "retry_after": retry_after,
+        }
     code = getattr(exc.detail, "code", None) or exc.default_code
     detail = exc.detail
     if isinstance(detail, dict | list):
         detail = " ".join(_messages(detail))
-    return {"code": str(code), "detail": str(detail)}
+    return {"code": str(code), "detail": clip(str(detail))}
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -167,7 +183,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, errors.DomainError):
         headers = {"WWW-Authenticate": "Token"} if isinstance(exc, errors.Unauthenticated) else {}
         set_rollback()
-        body = {**exc.extra, "code": exc.code, "detail": exc.detail}
+        body = {**exc.extra, "code": exc.code, "detail": clip(exc.detail)}
+        if isinstance(exc, errors.Throttled):
+            headers["Retry-After"] = str(exc.extra["retry_after"])
         return Response(body, status=http_status(exc), headers=headers)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
@@ -187,7 +205,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if getattr(exc, "auth_header", None):
         headers["WWW-Authenticate"] = exc.auth_header
     if getattr(exc, "wait", None):
-        headers["Retry-After"] = f"{exc.wait:.0f}"
+        headers["Retry-After"] = str(math.ceil(exc.wait))
     set_rollback()
     return Response(_body(exc), status=exc.status_code, headers=headers)
 

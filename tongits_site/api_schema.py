@@ -37,16 +37,27 @@ _TABLE_CONFLICTS = ("already_started", "table_closed", "table_full", "seat_taken
 OPERATION_CODES: dict[str, dict[int, tuple[str, ...]]] = {
     "auth_register": {400: ("username_taken", "username_reserved")},
     "auth_token": {401: ("invalid_credentials",)},
-    "tables_create": {400: ("invalid_rules", "invalid_seats", "unknown_user")},
+    "tables_create": {
+        400: ("invalid_rules", "invalid_seats", "unknown_user"),
+        409: ("too_many_waiting_tables",),
+    },
+    "tables_invitation": {409: (*_TABLE_CONFLICTS, "no_invitation")},
     "tables_join": {409: (*_TABLE_CONFLICTS, "already_seated")},
     "tables_leave": {403: ("not_a_player",), 409: _TABLE_CONFLICTS},
-    "tables_start": {403: ("not_a_player",), 409: (*_TABLE_CONFLICTS, "table_not_full")},
+    "tables_start": {
+        403: ("not_a_player",),
+        409: (*_TABLE_CONFLICTS, "table_not_full", "invitations_pending"),
+    },
     "games_retrieve": {403: ("not_a_player",), 409: ("not_started",)},
     "games_command": {
         400: ("invalid_idempotency_key",),
         403: ("not_a_player", "not_your_seat"),
         409: ("stale_version", "not_started"),
         422: (*RULES_CODES, "idempotency_key_reused"),
+    },
+    "games_resign": {
+        403: ("not_a_player",),
+        409: ("not_started", "not_active", "already_resigned", "stale_version"),
     },
     "games_events": {403: ("not_a_player",), 409: ("not_started",)},
     "games_replay": {403: ("not_a_player",), 409: ("not_started",)},

@@ -78,3 +78,19 @@ class Unauthenticated(DomainError):
 
     code = "authentication_failed"
     detail = "Incorrect authentication credentials."
+
+
+class Throttled(DomainError):
+    """Too many attempts: wait ``retry_after`` seconds (in ``extra``; also the Retry-After
+    header). Raised by checks that must run inside a service or before a view's own work, such
+    as failed log-ins (``accounts.login_throttle``); DRF's throttles raise their own."""
+
+    code = "throttled"
+    detail = "Too many requests."
+
+    def __init__(self, retry_after: float, detail: str | None = None) -> None:
+        seconds = max(1, int(-(-retry_after // 1)))
+        super().__init__(
+            detail or f"Too many attempts: try again in {seconds} s.",
+            extra={"retry_after": seconds},
+        )

@@ -72,9 +72,12 @@ INSTALLED_APPS = [
     "games",
     "games.live",
     "tongits_site.web",
+    "tongits_site.ops",
 ]
 
 MIDDLEWARE = [
+    # First: oversized bodies (413) and control characters in the path or query (400), as JSON.
+    "tongits_site.hardening.RequestLimitsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (the browser table at /, the admin's) straight from the apps' static/
     # folders, found at start-up: `make run` needs no collectstatic.
@@ -157,12 +160,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tongits_site.authentication.CachedTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # orjson: several times faster than the json module on game views; the parser also refuses
-    # JSON nested deeper than 1,024 levels with a parse error instead of a RecursionError.
-    "DEFAULT_PARSER_CLASSES": ["drf_orjson_renderer.parsers.ORJSONParser"],
+    # orjson: several times faster than the json module on game views. The parser refuses bodies
+    # over TONGITS_MAX_BODY_BYTES (413) and deeper than TONGITS_MAX_JSON_DEPTH (400 parse_error).
+    "DEFAULT_PARSER_CLASSES": ["tongits_site.hardening.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["drf_orjson_renderer.renderers.ORJSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "tongits_site.api_errors.exception_handler",
+    # Reads per token; register and commands set their own (tongits_site.throttling).
+    "DEFAULT_THROTTLE_CLASSES": ["tongits_site.throttling.ReadThrottle"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -178,6 +183,7 @@ SPECTACULAR_SETTINGS = {
     # Error responses get a code enum per operation and status (after the enum hook).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        "tongits_site.throttling.document_throttling",  # before the codes: 429 gets its enum
         "tongits_site.api_schema.error_codes_hook",
     ],
     # Fields named alike with other choices (games/api/event_schemas.py, games/api/serializers.py).
@@ -188,6 +194,50 @@ SPECTACULAR_SETTINGS = {
         "RulesPresetEnum": "accounts.api.serializers.RULES_PRESETS",
     },
 }
+
+# --- Throttling (tongits_site.throttling, accounts.login_throttle) ---------------------------
+
+# The cache every web process counts in: Redis when CACHE_URL names one (redis://...), else
+# Django's database cache in the table "tongits_cache" (a migration creates it).
+CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL.startswith(("redis://", "rediss://", "unix://"))
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "tongits_cache",
+            # Counters are keyed by their time window; expired ones are culled, live ones kept.
+            "OPTIONS": {"MAX_ENTRIES": 200_000, "CULL_FREQUENCY": 4},
+        }
+    ),
+}
+# Rates: "<n>/<period>", period s, m, h or d, optionally with a multiple ("5/15m"); "" is off.
+TONGITS_THROTTLE_RATES = {
+    "reads": os.environ.get("TONGITS_RATE_READS", "1200/m"),  # per token (address without)
+    "commands": os.environ.get("TONGITS_RATE_COMMANDS", "300/m"),  # per user
+    "register": os.environ.get("TONGITS_RATE_REGISTER", "20/h"),  # per client address
+}
+# Failed log-ins: blocked from the Nth failure in a window, for BACKOFF s doubling per failure.
+TONGITS_LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("TONGITS_LOGIN_FAILURES_PER_ACCOUNT", "5"))
+TONGITS_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("TONGITS_LOGIN_FAILURES_PER_ADDRESS", "20"))
+TONGITS_LOGIN_WINDOW_SECONDS = env_float("TONGITS_LOGIN_WINDOW_SECONDS", 900.0)
+TONGITS_LOGIN_BACKOFF_SECONDS = env_float("TONGITS_LOGIN_BACKOFF_SECONDS", 30.0)
+TONGITS_LOGIN_BACKOFF_MAX_SECONDS = env_float("TONGITS_LOGIN_BACKOFF_MAX_SECONDS", 900.0)
+# Proxies in front that append the client's address to X-Forwarded-For (0: use REMOTE_ADDR).
+TONGITS_NUM_PROXIES = int(os.environ.get("TONGITS_NUM_PROXIES", "0"))
+# A named seat is an invitation; unanswered for this long, it lapses and the seat is open again.
+TONGITS_INVITATION_SECONDS = env_float("TONGITS_INVITATION_SECONDS", 3600.0)
+# A rated table's turns: at least this long, or 0 (no limit). Casual tables may be faster.
+TONGITS_RATED_MIN_TURN_SECONDS = env_float("TONGITS_RATED_MIN_TURN_SECONDS", 10.0)
+# Tables one user may have waiting for players at once.
+TONGITS_MAX_WAITING_TABLES = int(os.environ.get("TONGITS_MAX_WAITING_TABLES", "3"))
+
+# Input limits (tongits_site.hardening): our largest request is a few hundred bytes.
+TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))
+TONGITS_MAX_JSON_DEPTH = int(os.environ.get("TONGITS_MAX_JSON_DEPTH", "16"))
+DATA_UPLOAD_MAX_MEMORY_SIZE = TONGITS_MAX_BODY_BYTES
 
 # A token's user is remembered this long per process: a revoked token stops working at once in
 # the process that revoked it and within this time everywhere else (0: look up every request).
@@ -222,6 +272,10 @@ TONGITS_SCHEDULER_POLL_SECONDS = env_float("TONGITS_SCHEDULER_POLL_SECONDS", 0.5
 TONGITS_HEAD_CACHE_SIZE = int(os.environ.get("TONGITS_HEAD_CACHE_SIZE", "4096"))
 # A claimed table is claimed again after this long if its task wrote nothing (a lost task).
 TONGITS_SCHEDULER_LEASE_SECONDS = env_float("TONGITS_SCHEDULER_LEASE_SECONDS", 15.0)
+# The sweeper aborts a started table without turn limits (turn_seconds 0) idle this long.
+TONGITS_ABORT_IDLE_SECONDS = env_float("TONGITS_ABORT_IDLE_SECONDS", 7 * 24 * 3600.0)
+# /healthz answers 503 once the sweeper's last run is this many sweep intervals old.
+TONGITS_HEALTH_LATE_INTERVALS = 3
 
 CELERY_BEAT_SCHEDULE = {
     "sweep": {

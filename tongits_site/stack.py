@@ -14,8 +14,19 @@ delivered (that transport never deletes them), then runs gunicorn with uvicorn w
 ``0.0.0.0:${PORT:-8000}`` (``uvicorn --reload`` when ``DJANGO_DEBUG`` is on), ``celery worker``,
 ``manage.py run_scheduler`` and ``celery beat``.
 Ctrl-C or SIGTERM stops the children (each in its own process group, so their own children go
-too), then the embedded PostgreSQL. If any child exits, the rest are stopped and the exit status
-is 1. Production runs the same three commands as separate containers: see docker/compose.yaml.
+too), then the embedded PostgreSQL. Production runs the same commands as separate containers:
+see docker/compose.yaml.
+
+It heals itself (docs/operations.md):
+
+- On the embedded broker the worker runs a thread pool (``--pool=threads``): prefork children
+  share one queue lock, and a child killed while holding it (``kill -9``) left every later
+  child waiting on it for good. Threads share no such lock.
+- A child that exits is started again at once (the runner checks every 0.2 s). One that exits
+  more than ``MAX_RESTARTS`` times within ``RESTART_WINDOW_SECONDS`` stops the stack (status 1).
+- Every sweep interval the runner asks ``/healthz``; when it names the sweeper late (no sweep
+  ran for 3 intervals: beat, the broker or the worker is stuck), the runner restarts the worker
+  and beat, then leaves them ``HEAL_GRACE_INTERVALS`` intervals to catch up.
 """
 
 from __future__ import annotations
@@ -23,12 +34,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import json
 import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import warnings
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +52,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 EMBEDDED_DB_NAME = "tongits"
 WORKER_CONCURRENCY = "2"
 STOP_TIMEOUT_SECONDS = 15.0
+# A child restarted this often within the window is broken, not unlucky: stop the stack.
+MAX_RESTARTS = 5
+RESTART_WINDOW_SECONDS = 60.0
+# After restarting the worker and beat, give them this many sweep intervals (at least 30 s).
+HEAL_GRACE_INTERVALS = 3
+# A part restarted because /healthz named it late gets this long to stop before SIGKILL.
+HEAL_STOP_SECONDS = 5.0
 # Django over ASGI: a live stream (games.live) waits in the event loop, not in a worker.
 ASGI_APP = "tongits_site.asgi:application"
 ASGI_WORKER = "tongits_site.asgi_worker.BalancedUvicornWorker"
@@ -147,8 +168,11 @@ def drop_delivered_messages(app: Any) -> int:
         return int(count)
 
 
-def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
-    """The children: the same commands docker/compose.yaml runs, one process each."""
+def commands(
+    debug: bool, port: str, var: Path, embedded_broker: bool = False
+) -> dict[str, list[str]]:
+    """The children: the same commands docker/compose.yaml runs, one process each. On the
+    embedded broker the worker's pool is threads (see the module's docstring)."""
     py = sys.executable
     if debug:  # uvicorn with autoreload (runserver is WSGI: it cannot serve the live streams)
         web = [py, "-m", "uvicorn", ASGI_APP, "--host=0.0.0.0", f"--port={port}", "--reload"]
@@ -166,9 +190,16 @@ def commands(debug: bool, port: str, var: Path) -> dict[str, list[str]]:
             f"--control-socket={var / 'gunicorn.ctl'}",
         ]
     celery = [py, "-m", "celery", "-A", "tongits_site"]
+    pool = ["--pool=threads"] if embedded_broker else []
     return {
         "web": web,
-        "worker": [*celery, "worker", "--loglevel=INFO", f"--concurrency={WORKER_CONCURRENCY}"],
+        "worker": [
+            *celery,
+            "worker",
+            "--loglevel=INFO",
+            f"--concurrency={WORKER_CONCURRENCY}",
+            *pool,
+        ],
         "scheduler": [py, "manage.py", "run_scheduler"],
         "beat": [*celery, "beat", "--loglevel=INFO"],
     }
@@ -189,6 +220,77 @@ def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
 def _signal_group(child: subprocess.Popen[bytes], sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, sig)
+
+
+def restart(
+    name: str, children: dict[str, subprocess.Popen[bytes]], argv: list[str], timeout: float
+) -> None:
+    """Stop one child (SIGTERM, then SIGKILL to its group after ``timeout``) and start it
+    again."""
+    child = children[name]
+    if child.poll() is None:
+        _signal_group(child, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+        child.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout)
+    _signal_group(child, signal.SIGKILL)
+    child.wait()
+    children[name] = spawn(argv)
+
+
+def late_parts(port: str) -> list[str] | None:
+    """What ``/healthz`` names late (``[]`` when healthy); None when it cannot be asked."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+            answer.read()
+            return []
+    except urllib.error.HTTPError as error:
+        try:
+            return list(json.loads(error.read()).get("late") or [])
+        except ValueError:
+            return None
+    except (OSError, ValueError):
+        return None
+
+
+class Supervisor:
+    """Keeps the children running: restarts one that exits, and the worker and beat when
+    ``/healthz`` says the sweeper is late. ``check()`` returns an exit status to stop with."""
+
+    def __init__(
+        self, children: dict[str, subprocess.Popen[bytes]], argvs: dict[str, list[str]], port: str
+    ) -> None:
+        self.children = children
+        self.argvs = argvs
+        self.port = port
+        self.exits: dict[str, list[float]] = {name: [] for name in argvs}
+        self.interval = float(os.environ.get("TONGITS_SWEEP_INTERVAL_SECONDS") or 10.0)
+        self.next_probe = time.monotonic() + self.grace()
+
+    def grace(self) -> float:
+        return max(30.0, HEAL_GRACE_INTERVALS * self.interval)
+
+    def check(self) -> int | None:
+        now = time.monotonic()
+        for name, child in list(self.children.items()):
+            if child.poll() is None:
+                continue
+            recent = [t for t in self.exits[name] if now - t < RESTART_WINDOW_SECONDS] + [now]
+            self.exits[name] = recent
+            if len(recent) > MAX_RESTARTS:
+                log(f"{name} exited {len(recent)} times within {RESTART_WINDOW_SECONDS:.0f} s")
+                return 1
+            log(f"{name} exited with status {child.returncode}; starting it again")
+            self.children[name] = spawn(self.argvs[name])
+        if now >= self.next_probe:
+            self.next_probe = now + self.interval
+            late = late_parts(self.port)
+            if late and "sweeper" in late:
+                log("/healthz: the sweeper is late; restarting the worker and beat")
+                for name in ("worker", "beat"):
+                    restart(name, self.children, self.argvs[name], HEAL_STOP_SECONDS)
+                self.next_probe = time.monotonic() + self.grace()
+        return None
 
 
 def stop_children(children: dict[str, subprocess.Popen[bytes]]) -> None:
@@ -253,7 +355,9 @@ def main() -> int:
         port = os.environ.get("PORT", "8000")
         # Web processes: measured with bench-api on 2 cores, 2 -> 247 and 3 -> 300+ moves/s.
         os.environ.setdefault("WEB_CONCURRENCY", "3")
-        for name, argv in commands(debug, port, var).items():
+        embedded_broker = os.environ["CELERY_BROKER_URL"].startswith("sqla+")
+        argvs = commands(debug, port, var, embedded_broker)
+        for name, argv in argvs.items():
             if not stop_signal:
                 children[name] = spawn(argv)
         if not stop_signal:
@@ -263,15 +367,17 @@ def main() -> int:
                 f"health at /healthz, API at /api/v1/, docs at /api/docs/"
             )
             log(
-                f"worker    celery worker (concurrency {WORKER_CONCURRENCY}); "
+                f"worker    celery worker (concurrency {WORKER_CONCURRENCY}"
+                f"{', threads' if embedded_broker else ''}); "
                 "scheduler: manage.py run_scheduler; beat: celery beat"
             )
             log(f"started in {time.monotonic() - started:.1f} s; Ctrl-C stops everything")
+        supervisor = Supervisor(children, argvs, port)
         while not stop_signal:
-            exited = next((name for name, c in children.items() if c.poll() is not None), None)
-            if exited:
-                log(f"{exited} exited with status {children[exited].returncode}; stopping the rest")
-                status = 1
+            failed = supervisor.check()
+            if failed is not None:
+                log("stopping the rest")
+                status = failed
                 break
             time.sleep(0.2)
     finally:

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import selectors, services
+from accounts import login_throttle, selectors, services
 from accounts.api.serializers import (
     LeaderboardPageSerializer,
     LeaderboardParamsSerializer,
@@ -26,6 +26,7 @@ from accounts.api.serializers import (
     UserOutputSerializer,
 )
 from tongits_site.api_errors import error_responses
+from tongits_site.throttling import RegisterThrottle
 
 TAGS = ["accounts"]
 #: No authentication on log-in, register and public reads: a stale or revoked token in the
@@ -37,6 +38,7 @@ PLAYERS = ["players"]
 class RegisterApi(APIView):
     authentication_classes = PUBLIC
     permission_classes = [AllowAny]
+    throttle_classes = [RegisterThrottle]
 
     @extend_schema(
         operation_id="auth_register",
@@ -67,7 +69,9 @@ class TokenApi(APIView):
     def post(self, request: Request) -> Response:
         data = TokenInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        token = services.token_obtain(**data.validated_data)
+        # Blocked attempts are refused before the password is hashed (accounts.login_throttle).
+        with login_throttle.guard(request, data.validated_data["username"]):
+            token = services.token_obtain(**data.validated_data)
         return Response(TokenOutputSerializer({"token": token.key}).data)
 
 

@@ -133,6 +133,10 @@ class CommandField(serializers.Field):
         command = serializer_class(data=data)
         if not command.is_valid():
             raise serializers.ValidationError(command.errors)
+        unknown = sorted(set(data) - set(command.fields))
+        if unknown:  # a misspelt field is a malformed request, never silently ignored
+            names = ", ".join(repr(str(name)[:20]) for name in unknown[:5])
+            raise serializers.ValidationError(f"Unknown fields for {data['type']}: {names}.")
         # The rules core reads the command as sent, with the checked fields in their types.
         return {**data, **command.validated_data}
 

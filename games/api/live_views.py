@@ -286,6 +286,15 @@ class MyTableSerializer(serializers.Serializer):
     draw_answer = serializers.BooleanField(help_text="Your turn is to answer a Draw call.")
     turn_deadline = serializers.DateTimeField(allow_null=True)
     settled = serializers.BooleanField()
+    invitation = serializers.ChoiceField(
+        choices=["pending", "accepted"],
+        allow_null=True,
+        help_text='"pending": you are invited and have not answered (POST '
+        "/tables/{id}/invitation); null: you took the seat yourself.",
+    )
+    invitation_expires_at = serializers.DateTimeField(
+        allow_null=True, help_text="When a pending invitation lapses."
+    )
 
 
 class MyGamesSerializer(serializers.Serializer):
@@ -296,7 +305,7 @@ class MyGamesSerializer(serializers.Serializer):
 class MeGamesApi(APIView):
     @extend_schema(
         operation_id="me_games",
-        summary="Your waiting and active tables, your turn first",
+        summary="Your waiting and active tables and invitations, your turn first",
         tags=LIVE,
         responses={200: MyGamesSerializer, **error_responses(401)},
     )

@@ -123,12 +123,25 @@ class SeatInputSerializer(serializers.Serializer):
 
 class TableCreateInputSerializer(serializers.Serializer):
     rules = RulesField(required=False, default="standard")
+    rated = serializers.BooleanField(
+        required=False,
+        default=True,
+        help_text="Rated (default): the match changes ratings, and turn_seconds must be at "
+        "least 10 or 0. Casual (false): no rating changes.",
+    )
     seats = SeatInputSerializer(
         many=True,
         required=False,
         min_length=3,
         max_length=3,
         help_text="Exactly three; default: you and two open seats.",
+    )
+
+
+class InvitationInputSerializer(serializers.Serializer):
+    answer = serializers.ChoiceField(
+        choices=["accept", "decline"],
+        help_text="accept: take the seat you were invited to; decline: the seat becomes open.",
     )
 
 
@@ -154,6 +167,12 @@ class SeatOutputSerializer(serializers.Serializer):
     user_id = serializers.IntegerField(required=False)
     username = serializers.CharField(required=False)
     level = serializers.ChoiceField(choices=BOT_LEVELS, required=False)
+    invitation = serializers.ChoiceField(
+        choices=["pending", "accepted"],
+        required=False,
+        help_text="A seat given by name: pending until that user accepts (the table cannot "
+        "start before), then accepted.",
+    )
 
 
 class TableOutputSerializer(serializers.Serializer):
@@ -164,6 +183,7 @@ class TableOutputSerializer(serializers.Serializer):
     rules = RulesOutputField()
     seats = SeatOutputSerializer(many=True)
     created_by = serializers.CharField(allow_null=True)
+    rated = serializers.BooleanField(help_text="false: a casual table (no rating changes).")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)

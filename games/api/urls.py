@@ -8,8 +8,14 @@ urlpatterns = [
     path("tables/<uuid:game_id>/join", views.TableJoinApi.as_view(), name="table-join"),
     path("tables/<uuid:game_id>/leave", views.TableLeaveApi.as_view(), name="table-leave"),
     path("tables/<uuid:game_id>/start", views.TableStartApi.as_view(), name="table-start"),
+    path(
+        "tables/<uuid:game_id>/invitation",
+        views.TableInvitationApi.as_view(),
+        name="table-invitation",
+    ),
     path("games/<uuid:game_id>", views.GameApi.as_view(), name="game"),
     path("games/<uuid:game_id>/commands", views.GameCommandsApi.as_view(), name="game-commands"),
+    path("games/<uuid:game_id>/resign", views.GameResignApi.as_view(), name="game-resign"),
     # Async: answers at once, or with ?wait= when the next event is committed (long-poll).
     path("games/<uuid:game_id>/events", live_views.game_events_view(), name="game-events"),
     path("games/<uuid:game_id>/replay", views.GameReplayApi.as_view(), name="game-replay"),

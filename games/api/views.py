@@ -22,6 +22,7 @@ from games.api.serializers import (
     CommandInputSerializer,
     CommandResultSerializer,
     GamePayloadSerializer,
+    InvitationInputSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
     TableCreateInputSerializer,
@@ -30,6 +31,7 @@ from games.api.serializers import (
     TableOutputSerializer,
 )
 from tongits_site.api_errors import ApiError, error_responses
+from tongits_site.throttling import CommandThrottle
 
 TABLES = ["tables"]
 GAMES = ["games"]
@@ -92,12 +94,13 @@ class TablesApi(APIView):
         description=(
             "A table of you and bots only (no open seat, no other user) starts at once: the "
             'answer has `"status": "active"` and the server plays the bots. Any other table '
-            "waits for its players and `start`."
+            "waits for its players and `start`. 409 `too_many_waiting_tables`: you already "
+            "have `TONGITS_MAX_WAITING_TABLES` (3) tables waiting."
         ),
         tags=TABLES,
         request=TableCreateInputSerializer,
         examples=TABLE_EXAMPLES,
-        responses={201: TableOutputSerializer, **error_responses(400, 401, 415)},
+        responses={201: TableOutputSerializer, **error_responses(400, 401, 409, 415)},
     )
     def post(self, request: Request) -> Response:
         data = TableCreateInputSerializer(data=request.data)
@@ -159,10 +162,29 @@ class TableLeaveApi(APIView):
         return Response(_table(game_id))
 
 
+class TableInvitationApi(APIView):
+    @extend_schema(
+        operation_id="tables_invitation",
+        summary="Accept or decline your invitation to a table",
+        description="A seat given to you by name is an invitation: the table starts only once "
+        "every invited player has accepted. Declining frees the seat. 409 `no_invitation` if "
+        "you have no open invitation there (it may have lapsed).",
+        tags=TABLES,
+        request=InvitationInputSerializer,
+        responses={200: TableOutputSerializer, **error_responses(400, 401, 404, 409, 415)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        data = InvitationInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        accept = data.validated_data["answer"] == "accept"
+        lobby.table_respond(game_id=game_id, user=request.user, accept=accept)
+        return Response(_table(game_id))
+
+
 class TableStartApi(APIView):
     @extend_schema(
         operation_id="tables_start",
-        summary="Start the match (every seat taken): deals the first round",
+        summary="Start the match (every seat taken, every invitation accepted): deals",
         tags=TABLES,
         request=None,
         responses={200: TableOutputSerializer, **error_responses(401, 403, 404, 409)},
@@ -198,6 +220,8 @@ def _idempotency_key(request: Request) -> str | None:
 
 
 class GameCommandsApi(APIView):
+    throttle_classes = [CommandThrottle]
+
     @extend_schema(
         operation_id="games_command",
         summary="Play a command for your seat",
@@ -232,6 +256,28 @@ class GameCommandsApi(APIView):
         )
         headers = {"Idempotent-Replayed": "true"} if written.replayed else None
         return Response(written.body, headers=headers)
+
+
+class GameResignApi(APIView):
+    throttle_classes = [CommandThrottle]
+
+    @extend_schema(
+        operation_id="games_resign",
+        summary="Resign a started match: the server plays your seat from now on",
+        description=(
+            "Appends `resigned`; from then on the server plays your seat at once by the "
+            "time-out rule whenever it is to act (no deadline is waited for), so the other two "
+            "finish the match. You are placed last in the result and your history records the "
+            "resignation. The answer is a command's (the events and your view). 409 "
+            "`not_active` (not started, over or aborted), `already_resigned`."
+        ),
+        tags=GAMES,
+        request=None,
+        responses={200: CommandResultSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        written = play.resign(game_id, request.user.pk, present=selectors.command_answer)
+        return Response(written.body)
 
 
 class GameReplayApi(APIView):

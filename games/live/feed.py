@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
@@ -91,7 +92,9 @@ class GameRead:
 
     @property
     def done(self) -> bool:
-        """Nothing will ever change: the match ended and it is settled."""
+        """Nothing will ever change: the match was aborted, or it ended and it is settled."""
+        if self.game.status == Game.Status.ABORTED:
+            return True
         return self.finished and (self.game.settled_at is not None or not self.game.awaiting)
 
 
@@ -133,6 +136,8 @@ class MyTable:
     settled: bool
     updated_at: datetime
     turn_key: tuple | None = field(default=None, compare=False)
+    invitation: str | None = None
+    invitation_expires_at: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -146,6 +151,8 @@ class MyTable:
             "draw_answer": self.is_my_turn and self.phase == "draw_call",
             "turn_deadline": self.turn_deadline,
             "settled": self.settled,
+            "invitation": self.invitation,
+            "invitation_expires_at": self.invitation_expires_at,
         }
 
 
@@ -160,10 +167,18 @@ def my_tables(user_id: int, also: tuple[str, ...] = ()) -> list[MyTable]:
     wanted = Q(game__status__in=[Game.Status.WAITING, Game.Status.ACTIVE])
     if also:
         wanted |= Q(game_id__in=list(also))
-    seats = Seat.objects.filter(wanted, user_id=user_id).select_related("game")
+    lapsed = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
+    seats = (
+        Seat.objects.filter(wanted, user_id=user_id)
+        .exclude(invitation=Seat.Invitation.PENDING, invited_at__lt=lapsed)
+        .select_related("game")
+    )
     out = []
     for seat in seats:
         game = seat.game
+        expires = None
+        if seat.invitation == Seat.Invitation.PENDING and seat.invited_at is not None:
+            expires = seat.invited_at + timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
         mine = (
             game.status == Game.Status.ACTIVE
             and game.phase in IN_ROUND_PHASES
@@ -182,6 +197,8 @@ def my_tables(user_id: int, also: tuple[str, ...] = ()) -> list[MyTable]:
                 settled=game.settled_at is not None,
                 updated_at=game.updated_at,
                 turn_key=_turn_key(game) if mine else None,
+                invitation=seat.invitation or None,
+                invitation_expires_at=selectors.iso(expires),
             )
         )
     out.sort(

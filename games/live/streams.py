@@ -5,7 +5,7 @@ Frames (https://html.spec.whatwg.org/multipage/server-sent-events.html)::
     id: <seq>\\nevent: <type>\\ndata: <the JSON /events gives this reader for seq>\\n\\n
     event: view\\ndata: <game_payload + revealed (finished) + settled + server_time>\\n\\n
     : keep-alive\\n\\n                                    (a comment, every 15 s of silence)
-    event: end\\ndata: {"reason": "settled" | "shutdown"}\\n\\n
+    event: end\\ndata: {"reason": "settled" | "aborted" | "shutdown"}\\n\\n
 
 Only event frames carry an ``id``, so a client's ``Last-Event-ID`` is always the last seq it
 received: reconnecting with it (or ``?after=``) sends exactly the events after it, then live
@@ -86,7 +86,8 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
                 out.append(frame("view", with_server_time(cached)))
                 last_view = view_key
             if read.done:
-                out.append(frame("end", to_json({"reason": "settled"})))
+                reason = "aborted" if read.game.status == "aborted" else "settled"
+                out.append(frame("end", to_json({"reason": reason})))
             if out:
                 yield b"".join(out)
             if read.done:
@@ -129,7 +130,7 @@ def notices(
             out.append(("match_ended", base))
         if table.settled and (old is None or not old.settled):
             out.append(("settled", base))
-        if table.status == "abandoned" and (old is None or old.status != "abandoned"):
+        if table.status in ("abandoned", "aborted") and (old is None or old.status != table.status):
             out.append(("table_closed", base))
     for game_id, old in before.items():
         if game_id not in now:
@@ -137,9 +138,13 @@ def notices(
     return out
 
 
+#: Tables that will never change again without a settlement: closed before or during play.
+CLOSED = ("abandoned", "aborted")
+
+
 def _followed(tables: dict[str, feed.MyTable]) -> tuple[str, ...]:
     """Games to keep reading although they left the waiting/active list (until settled)."""
-    return tuple(g for g, t in tables.items() if not t.settled and t.status != "abandoned")
+    return tuple(g for g, t in tables.items() if not t.settled and t.status not in CLOSED)
 
 
 async def me_stream(user_id: int) -> AsyncIterator[bytes]:
@@ -161,7 +166,7 @@ async def me_stream(user_id: int) -> AsyncIterator[bytes]:
                 body = {"games": listed, "server_time": feed.server_time()}
                 out.append(frame("games", to_json(body)))
             # Settled, closed and left tables are not followed any more.
-            tables = {g: t for g, t in now.items() if not t.settled and t.status != "abandoned"}
+            tables = {g: t for g, t in now.items() if not t.settled and t.status not in CLOSED}
             if out:
                 yield b"".join(out)
             while not live.closing and not await _sleep_until(changed, KEEP_ALIVE_SECONDS):

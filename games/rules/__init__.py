@@ -8,6 +8,7 @@ from .cards import CODES as CARD_CODES
 from .cards import parse_card
 from .engine import (
     COMMAND_TYPES,
+    abort,
     command_key,
     deadwood,
     deal,
@@ -16,6 +17,8 @@ from .engine import (
     legal_commands,
     new_game,
     next_dealer,
+    play_resigned,
+    resign,
     time_out,
 )
 from .errors import CODES as ILLEGAL_MOVE_CODES
@@ -64,4 +67,7 @@ __all__ = [
     "state_from_dict",
     "state_to_dict",
     "time_out",
+    "abort",
+    "play_resigned",
+    "resign",
 ]

@@ -15,6 +15,7 @@ from . import scoring
 from .cards import BIT, CODES, POINTS, cards_of, codes_of, parse_card
 from .errors import IllegalMove
 from .events import (
+    Aborted,
     Challenged,
     Discarded,
     DrawCalled,
@@ -25,6 +26,7 @@ from .events import (
     LaidOff,
     MatchEnded,
     Melded,
+    Resigned,
     RoundEnded,
     RoundStarted,
     TookDiscard,
@@ -42,7 +44,17 @@ from .melds import (
     run_display,
 )
 from .ruleset import RuleSet
-from .state import DEALING, DRAW_CALL, PLAY, ROUND_OVER, START, GameState, evolve
+from .state import (
+    ABORTED,
+    DEALING,
+    DRAW_CALL,
+    MATCH_OVER,
+    PLAY,
+    ROUND_OVER,
+    START,
+    GameState,
+    evolve,
+)
 
 log = logging.getLogger(__name__)
 
@@ -327,9 +339,48 @@ def time_out(state: GameState) -> list[Event]:
     """What the server plays for the seat whose deadline passed (RULES.md "Time")."""
     if not state.in_round:
         raise IllegalMove("no_round_in_play")
+    first = TurnTimedOut(state.turn)
+    return [first, *_play_for(evolve(state, first))]
+
+
+def resign(state: GameState, seat: int) -> list[Event]:
+    """``resigned`` for ``seat``, then whatever the server plays for it at once (RULES.md
+    "Time": a resigned seat is played by the time-out rule whenever it is to act)."""
+    if state.phase not in (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER):
+        raise IllegalMove("no_round_in_play", "the match is over")
+    if not isinstance(seat, int) or not 0 <= seat <= 2:
+        raise IllegalMove("bad_command", "seat must be 0, 1 or 2")
+    if seat in state.resigned:
+        raise IllegalMove("already_resigned", "this seat has already resigned")
+    first = Resigned(seat)
+    return [first, *play_resigned(evolve(state, first))]
+
+
+def play_resigned(state: GameState) -> list[Event]:
+    """The moves the server plays at once while a resigned seat is to act (none otherwise):
+    the time-out rule without the ``turn_timed_out`` (no deadline passed), seat after seat."""
+    events: list[Event] = []
+    s = state
+    while s.in_round and s.turn in s.resigned:
+        played = _play_for(s)
+        for e in played:
+            s = evolve(s, e)
+        events.extend(played)
+    return events
+
+
+def abort(state: GameState, reason: str) -> list[Event]:
+    """``aborted``: the match is called off unfinished (no result, no rating)."""
+    if state.phase in (MATCH_OVER, ABORTED):
+        raise IllegalMove("no_round_in_play", "the match is over")
+    return [Aborted(reason)]
+
+
+def _play_for(state: GameState) -> list[Event]:
+    """The time-out rule's moves for the seat to act (RULES.md "Time")."""
     seat = state.turn
-    events: list[Event] = [TurnTimedOut(seat)]
-    s = evolve(state, events[0])
+    events: list[Event] = []
+    s = state
 
     def play(command: dict[str, Any]) -> bool:
         nonlocal s
@@ -362,6 +413,7 @@ def new_game(
     seats: list[dict[str, Any]] | None,
     rng: Rng,
     creator_seat: int | None = None,
+    rated: bool = True,
 ) -> GameStarted:
     """``game_started`` with the first dealer drawn from ``rng``; where ``rules.first_dealer`` is
     ``creator``, the first dealer is ``creator_seat`` (the seat of the table's creator) when
@@ -376,7 +428,7 @@ def new_game(
     dealer = rng.randrange(3)
     if rules.first_dealer == "creator" and creator_seat is not None:
         dealer = creator_seat
-    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), dealer)
+    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), dealer, bool(rated))
 
 
 def next_dealer(state: GameState) -> int:

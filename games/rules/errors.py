@@ -21,6 +21,7 @@ CODES: dict[str, str] = {
     "stock_empty": "the stock is empty",
     "unknown_meld": "no meld with that id",
     "rule_disabled": "these rules do not allow that",
+    "already_resigned": "this seat has already resigned",
 }
 
 

@@ -38,6 +38,7 @@ class GameStarted(Event):
     rules: dict[str, Any]
     seats: tuple[dict[str, Any], ...]
     first_dealer: int
+    rated: bool = True  # a casual match (False) changes no rating; older events were rated
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,23 @@ class TurnTimedOut(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Resigned(Event):
+    """The seat's player left the match: the server plays the seat from now on (RULES.md
+    "Time"), and the player is placed last in the result."""
+
+    type: ClassVar[str] = "resigned"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Aborted(Event):
+    """The match was called off before its end (a table idle too long): no result, no rating."""
+
+    type: ClassVar[str] = "aborted"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded(Event):
     type: ClassVar[str] = "round_ended"
     round: int
@@ -150,6 +168,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Challenged,
         Folded,
         TurnTimedOut,
+        Resigned,
+        Aborted,
         RoundEnded,
         MatchEnded,
     )

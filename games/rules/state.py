@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from .cards import BIT, parse_card
 from .events import (
+    Aborted,
     Challenged,
     Discarded,
     DrawCalled,
@@ -22,6 +23,7 @@ from .events import (
     LaidOff,
     MatchEnded,
     Melded,
+    Resigned,
     RoundEnded,
     RoundStarted,
     TookDiscard,
@@ -36,7 +38,8 @@ PLAY = "play"
 DRAW_CALL = "draw_call"
 ROUND_OVER = "round_over"
 MATCH_OVER = "match_over"
-PHASES = (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER, MATCH_OVER)
+ABORTED = "aborted"
+PHASES = (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER, MATCH_OVER, ABORTED)
 #: The phases of a round in play: a seat is to act (a turn or a Draw answer).
 IN_ROUND_PHASES = (START, PLAY, DRAW_CALL)
 
@@ -78,6 +81,8 @@ class GameState(NamedTuple):
     match_winner: int | None = None
     salt: str = ""
     deck_commitment: str = ""
+    rated: bool = True
+    resigned: frozenset[int] = frozenset()
 
     def opened(self, seat: int) -> bool:
         return any(m.owner == seat for m in self.melds)
@@ -103,6 +108,7 @@ def _game_started(state: GameState | None, e: GameStarted) -> GameState:
         rules=RuleSet.from_dict(e.rules),
         seats=tuple(e.seats),
         first_dealer=e.first_dealer,
+        rated=e.rated,
     )
 
 
@@ -221,6 +227,14 @@ def _timed_out(s: GameState, e: TurnTimedOut) -> GameState:
     return s
 
 
+def _resigned(s: GameState, e: Resigned) -> GameState:
+    return s._replace(resigned=s.resigned | {e.seat})
+
+
+def _aborted(s: GameState, e: Aborted) -> GameState:
+    return s._replace(phase=ABORTED, turn=-1)
+
+
 def _round_ended(s: GameState, e: RoundEnded) -> GameState:
     wins = s.round_wins
     if e.winner is not None:
@@ -244,6 +258,8 @@ _MUTATORS = {
     Challenged: _answered,
     Folded: _answered,
     TurnTimedOut: _timed_out,
+    Resigned: _resigned,
+    Aborted: _aborted,
     RoundStarted: _round_started,
     RoundEnded: _round_ended,
     MatchEnded: _match_ended,
@@ -311,6 +327,8 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
         "match_winner": state.match_winner,
         "salt": state.salt,
         "deck_commitment": state.deck_commitment,
+        "rated": state.rated,
+        "resigned": sorted(state.resigned),
     }
 
 
@@ -354,4 +372,6 @@ def state_from_dict(data: dict[str, Any]) -> GameState:
         match_winner=data["match_winner"],
         salt=data["salt"],
         deck_commitment=data["deck_commitment"],
+        rated=data.get("rated", True),  # snapshots written before these fields
+        resigned=frozenset(data.get("resigned", ())),
     )

@@ -40,6 +40,9 @@ def play_over_http(clients: list[APIClient], rules: Any = "standard") -> str:
     response = owner.post(TABLES, {"rules": rules, "seats": seats}, "json")
     assert response.status_code == 201, response.content
     game_id = response.json()["id"]
+    for other in others:
+        answer = other.post(table_url(game_id, "/invitation"), {"answer": "accept"}, "json")
+        assert answer.status_code == 200, answer.content
     if response.json()["status"] == "waiting":
         assert owner.post(table_url(game_id, "/start")).status_code == 200
     payload = get_view(owner, game_id)

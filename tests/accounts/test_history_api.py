@@ -230,7 +230,9 @@ def play_unfinished(clients: list[APIClient]) -> str:
     owner, *others = clients
     seats = [{"kind": "user"}] + [{"kind": "user", "username": c.username} for c in others]
     game_id = owner.post("/api/v1/tables", {"seats": seats}, "json").json()["id"]
-    owner.post(f"/api/v1/tables/{game_id}/start")
+    for other in others:
+        other.post(f"/api/v1/tables/{game_id}/invitation", {"answer": "accept"}, "json")
+    assert owner.post(f"/api/v1/tables/{game_id}/start").status_code == 200
     for _ in range(5):
         payload = get_view(owner, game_id)
         client = clients[payload["view"]["turn"]]

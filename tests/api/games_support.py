@@ -36,12 +36,16 @@ def assert_error(response, status: int, code: str) -> dict:
 
 
 def start_game(clients: list, rules: Any = "standard") -> str:
-    """Three users at one table (the first creates it and seats the others), started."""
+    """Three users at one table (the first creates it and invites the others, who accept),
+    started."""
     owner, *others = clients
     seats = [{"kind": "user"}] + [{"kind": "user", "username": c.user.username} for c in others]
     response = owner.post(TABLES, {"rules": rules, "seats": seats}, "json")
     assert response.status_code == 201, response.content
     game_id = response.json()["id"]
+    for other in others:
+        response = other.post(table_url(game_id, "/invitation"), {"answer": "accept"}, "json")
+        assert response.status_code == 200, response.content
     response = owner.post(table_url(game_id, "/start"))
     assert response.status_code == 200, response.content
     assert response.json()["status"] == "active"

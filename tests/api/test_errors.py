@@ -56,7 +56,7 @@ def test_drf_exception_with_a_custom_code():
 def test_django_and_drf_exceptions(exc, status, code):
     got_status, body = handle(exc)
     assert (got_status, body["code"]) == (status, code)
-    assert set(body) == {"code", "detail"}
+    assert set(body) == ({"code", "detail", "retry_after"} if status == 429 else {"code", "detail"})
 
 
 def test_django_validation_error_becomes_invalid_with_fields():
@@ -87,5 +87,6 @@ def test_django_handlers_answer_json_under_api():
 
 
 def test_throttled_sets_retry_after():
-    response = exception_handler(exceptions.Throttled(wait=3), {})
+    response = exception_handler(exceptions.Throttled(wait=2.2), {})
     assert response["Retry-After"] == "3"
+    assert response.data["retry_after"] == 3

@@ -36,6 +36,8 @@ def game(user_factory):
         user=users[0],
         seats=[{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in users[1:]],
     )
+    for invited in users[1:]:
+        lobby.table_respond(game_id=table.pk, user=invited, accept=True)
     lobby.table_start(game_id=table.pk, user=users[0])
     state = store.load(table.pk)
     actor = next(u for u in users if u.pk == state.seats[state.turn]["user_id"])

@@ -68,6 +68,7 @@ def setup(user_factory, in_process_db):
         user=me,
         seats=[{"kind": "user"}, {"kind": "user", "username": bob.username}, {"kind": "bot"}],
     )
+    lobby.table_respond(game_id=started.pk, user=bob, accept=True)
     lobby.table_start(game_id=started.pk, user=me)
     waiting = lobby.table_create(user=cy)
     token, _ = Token.objects.get_or_create(user=me)

@@ -11,6 +11,7 @@ GAME_OPERATIONS = {
     ("/api/v1/tables/{game_id}/join", "post"): {"200", "400", "401", "404", "409"},
     ("/api/v1/tables/{game_id}/leave", "post"): {"200", "401", "403", "404", "409"},
     ("/api/v1/tables/{game_id}/start", "post"): {"200", "401", "403", "404", "409"},
+    ("/api/v1/tables/{game_id}/invitation", "post"): {"200", "400", "401", "404", "409", "429"},
     ("/api/v1/games/{game_id}", "get"): {"200", "401", "403", "404", "409"},
     ("/api/v1/games/{game_id}/commands", "post"): {
         "200",
@@ -21,6 +22,7 @@ GAME_OPERATIONS = {
         "409",
         "422",
     },
+    ("/api/v1/games/{game_id}/resign", "post"): {"200", "401", "403", "404", "409", "429"},
     ("/api/v1/games/{game_id}/events", "get"): {"200", "400", "401", "403", "404"},
     ("/api/v1/games/{game_id}/replay", "get"): {"200", "400", "401", "403", "404"},
     ("/api/v1/games/{game_id}/audit", "get"): {"200", "401", "403", "404"},

@@ -237,6 +237,10 @@ def test_seats_for_named_users_and_bots_are_recorded_in_game_started(clients):
             {"kind": "user"},
         ],
     ).json()["id"]
+    assert_error(ann.post(table_url(table, "/start")), 409, "invitations_pending")
+    assert (
+        ben.post(table_url(table, "/invitation"), {"answer": "accept"}, "json").status_code == 200
+    )
     assert ann.post(table_url(table, "/start")).status_code == 200
     started = Event.objects.get(game_id=table, seq=1).data
     assert started["seats"] == [

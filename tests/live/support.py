@@ -166,6 +166,9 @@ class Live:
         response = owner.http.post(TABLES, json={"rules": rules or RULES, "seats": seats})
         assert response.status_code == 201, response.text
         game_id = response.json()["id"]
+        for other in others:
+            response = other.http.post(f"{TABLES}/{game_id}/invitation", json={"answer": "accept"})
+            assert response.status_code == 200, response.text
         if start:
             response = owner.http.post(f"{TABLES}/{game_id}/start")
             assert response.status_code == 200, response.text

@@ -30,6 +30,8 @@ def game(user_factory) -> Game:
             {"kind": "user", "username": cy.username},
         ],
     )
+    for invited in (ben, cy):
+        lobby.table_respond(game_id=table.pk, user=invited, accept=True)
     return lobby.table_start(game_id=table.pk, user=ann)
 
 

@@ -54,6 +54,7 @@ def test_only_bot_seats_play_without_a_user(user_factory):
         user=ann,
         seats=[{"kind": "user"}, {"kind": "user", "username": ben.username}, {"kind": "bot"}],
     )
+    lobby.table_respond(game_id=table.pk, user=ben, accept=True)
     lobby.table_start(game_id=table.pk, user=ann)
     state = store.load(table.pk)
     for seat in (0, 1, 5, None):

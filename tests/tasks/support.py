@@ -60,7 +60,8 @@ def quick_table(client: APIClient, rules: dict[str, Any], human_seat: int = 0, b
     """POST /tables with the caller and two bots: it starts at once (quick play)."""
     seats: list[dict[str, Any]] = [{"kind": "bot", "level": bot} for _ in range(3)]
     seats[human_seat] = {"kind": "user"}
-    response = client.post(TABLES, {"rules": rules, "seats": seats}, "json")
+    rated = not 0 < rules.get("turn_seconds", 20) < 10  # turns this fast are casual only
+    response = client.post(TABLES, {"rules": rules, "seats": seats, "rated": rated}, "json")
     assert response.status_code == 201, response.content
     assert response.json()["status"] == "active"
     return response.json()["id"]

@@ -117,6 +117,7 @@ def test_work_lost_with_the_broker_is_found_by_the_sweeper(
         scheduling.PLAY_BOT_TURN: 1,
         scheduling.DEAL_NEXT_ROUND: 1,
         scheduling.SETTLE_MATCH: 1,
+        scheduling.ABORT_IDLE: 0,
     }, counts
 
     def resumed() -> bool:

@@ -123,6 +123,7 @@ def test_the_sweeper_waits_for_the_delay_and_its_grace(
             scheduling.PLAY_BOT_TURN,
             scheduling.DEAL_NEXT_ROUND,
             scheduling.SETTLE_MATCH,
+            scheduling.ABORT_IDLE,
         ],
         0,
     )

@@ -1,0 +1,251 @@
+"""Faults against a real stack started as the README says (`make run`, embedded defaults), and
+the figures of docs/operations.md.
+
+    .venv/bin/python scripts/faults.py            # prints the figures; exit 1 on a failure
+
+Scenarios (tests/test_stack_faults.py runs the first two with assertions):
+
+    kill_worker_mid_match   kill -9 the Celery worker's pool children and the worker itself
+                            while a match against two bots runs: the runner starts it again, the
+                            match finishes, and its chain verifies; reports the seconds from the
+                            kill to the next server move (the next task run)
+    stop_the_sweeper        SIGSTOP celery beat: /healthz turns 503 naming the sweeper within 3
+                            sweep intervals; the runner restarts worker and beat; healthy again
+    healthz_under_login_storm  p50/p99 of /healthz while 4 clients send wrong passwords (the
+                            login throttle refuses them before the password hasher runs)
+
+Figures depend on the machine (and on what else runs on it): say so when quoting them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("smoke", ROOT / "scripts" / "smoke.py")
+smoke = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+sys.modules.setdefault("smoke", smoke)
+_spec.loader.exec_module(smoke)  # type: ignore[union-attr]
+
+SWEEP_INTERVAL = 2.0  # seconds: the test's sweep interval, so "3 intervals" is quick
+MATCH_LIMIT_SECONDS = 60.0
+
+
+def start(var_dir: Path) -> Any:
+    """`make run` with a short sweep interval and a bot delay that leaves the worker idle
+    between moves."""
+    os.environ["TONGITS_SWEEP_INTERVAL_SECONDS"] = str(SWEEP_INTERVAL)
+    os.environ["TONGITS_BOT_DELAY_SECONDS"] = "0.2"
+    try:
+        stack = smoke.start_stack(var_dir, smoke.free_port())
+    finally:
+        os.environ.pop("TONGITS_SWEEP_INTERVAL_SECONDS")
+        os.environ.pop("TONGITS_BOT_DELAY_SECONDS")
+    smoke.wait_healthy(stack, timeout=120)
+    return stack
+
+
+def part(stack: Any, word: str) -> psutil.Process:
+    """The stack's child process whose command line has ``word`` (worker, beat)."""
+    runner = psutil.Process(stack.proc.pid)
+    for proc in runner.children(recursive=True):
+        try:
+            cmd = proc.cmdline()
+        except psutil.Error:
+            continue
+        if "celery" in " ".join(cmd) and word in cmd:
+            return proc
+    raise AssertionError(f"no {word} process in the stack")
+
+
+def register(stack: Any) -> Any:
+    api = smoke.Api(stack.base_url)
+    status, body = api.call(
+        "POST",
+        "/api/v1/auth/register",
+        {"username": f"fault-{uuid.uuid4().hex[:8]}", "password": "a-long-fault-passphrase"},
+    )
+    assert status == 201, (status, body)
+    api.token = body["token"]
+    return api
+
+
+def kill_worker_mid_match(stack: Any) -> dict[str, float]:
+    """A match against two bots; after our third move, kill -9 the worker's pool children and
+    the worker. Returns {"kill_to_next_move": s, "match_after_kill": s}."""
+    from games.rules.bots import GreedyBot
+
+    api = register(stack)
+    seats = [{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "easy"}]
+    rules = {"preset": "standard", "wins_to_match": 2}
+    status, table = api.call("POST", "/api/v1/tables", {"rules": rules, "seats": seats})
+    assert status == 201 and table["status"] == "active", table
+    game = f"/api/v1/games/{table['id']}"
+    bot, moves, killed_at, figures = GreedyBot(), 0, None, {}
+    import random
+
+    rng = random.Random(1)
+    killed_version = -1
+    while True:
+        status, view = api.call("GET", game)
+        assert status == 200, view
+        now = time.monotonic()
+        if killed_at is not None:
+            if "kill_to_next_move" not in figures and view["version"] > killed_version:
+                # The first event the server wrote after the kill: a task ran again.
+                _, feed = api.call("GET", f"{game}/events?after={killed_version}")
+                if any(not e["actor"].startswith("user:") for e in feed["events"]):
+                    figures["kill_to_next_move"] = now - killed_at
+            assert now - killed_at < MATCH_LIMIT_SECONDS, "the match did not finish in time"
+        if view["status"] == "finished":
+            break
+        if not view["legal_commands"]:
+            time.sleep(0.05)
+            continue
+        command = bot.choose(view["view"], view["legal_commands"], rng)
+        status, body = api.call(
+            "POST", f"{game}/commands", {"command": command, "expected_version": view["version"]}
+        )
+        assert status in (200, 409), (status, body)
+        moves += status == 200
+        if status == 200 and moves == 3 and killed_at is None:
+            worker = part(stack, "worker")
+            for child in worker.children(recursive=True):  # prefork's pool (none with threads)
+                child.send_signal(signal.SIGKILL)
+            worker.send_signal(signal.SIGKILL)
+            killed_at = time.monotonic()
+            killed_version = api.call("GET", game)[1]["version"]
+    figures["match_after_kill"] = time.monotonic() - killed_at
+    status, audit = api.call("GET", f"{game}/audit")
+    assert status == 200 and audit["chain_ok"] and audit["commitments_ok"], audit
+    text = stack.log_text()
+    assert "worker exited with status -9; starting it again" in text, "the runner did not restart"
+    return figures
+
+
+def health(stack: Any) -> tuple[int, dict]:
+    import json
+
+    try:
+        with urllib.request.urlopen(f"{stack.base_url}/healthz", timeout=5) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def stop_the_sweeper(stack: Any) -> dict[str, float]:
+    """SIGSTOP beat; time /healthz's 503 (naming the sweeper) and the runner's repair."""
+    beat = part(stack, "beat")
+    # Wait for a fresh sweep, so the clock starts from a known last run.
+    deadline = time.monotonic() + 30
+    while health(stack)[0] != 200:
+        assert time.monotonic() < deadline, "not healthy before the fault"
+        time.sleep(0.2)
+    beat.send_signal(signal.SIGSTOP)
+    stopped = time.monotonic()
+    figures: dict[str, float] = {}
+    while True:
+        status, body = health(stack)
+        now = time.monotonic() - stopped
+        if status == 503:
+            assert body["late"] == ["sweeper"], body
+            figures["stop_to_503"] = now
+            break
+        assert now < 4 * SWEEP_INTERVAL + 5, "healthz did not turn 503"
+        time.sleep(0.1)
+    while health(stack)[0] != 200:
+        assert time.monotonic() - stopped < 120, "the runner did not heal the stack"
+        time.sleep(0.2)
+    figures["stop_to_healthy_again"] = time.monotonic() - stopped
+    assert "the sweeper is late; restarting the worker and beat" in stack.log_text()
+    return figures
+
+
+def healthz_latencies(stack: Any, seconds: float) -> list[tuple[float, float]]:
+    """(time, ms) of /healthz requests, one every 20 ms, for ``seconds``."""
+    samples = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        started = time.perf_counter()
+        health(stack)
+        samples.append((time.monotonic(), (time.perf_counter() - started) * 1000))
+        time.sleep(0.02)
+    return samples
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(statistics.median(ordered), 1),
+        "p99_ms": round(ordered[max(0, int(len(ordered) * 0.99) - 1)], 1),
+        "n": len(ordered),
+    }
+
+
+def healthz_under_login_storm(stack: Any, seconds: float = 40.0, clients: int = 4) -> dict:
+    """/healthz latencies while ``clients`` threads send wrong passwords: idle first, then over
+    the whole storm, then once the throttle refuses every attempt (after the first 429s)."""
+    idle = [ms for _, ms in healthz_latencies(stack, 5.0)]
+    stop = threading.Event()
+    counts = {"401": 0, "429": 0, "other": 0}
+    first_429: list[float] = []
+
+    def hammer(index: int) -> None:
+        client = smoke.Api(stack.base_url)
+        while not stop.is_set():
+            status, _ = client.call(
+                "POST", "/api/v1/auth/token", {"username": f"victim{index}", "password": "guess"}
+            )
+            counts[str(status) if str(status) in counts else "other"] += 1
+            if status == 429 and not first_429:
+                first_429.append(time.monotonic())
+
+    threads = [threading.Thread(target=hammer, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    samples = healthz_latencies(stack, seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    throttled = [ms for at, ms in samples if first_429 and at > first_429[0] + 5.0]
+    return {
+        "idle": percentiles(idle),
+        "storm": percentiles([ms for _, ms in samples]),
+        "storm_once_throttled": percentiles(throttled) if throttled else None,
+        "logins": counts,
+    }
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))
+    with tempfile.TemporaryDirectory(prefix="tongits-faults-") as tmp:
+        stack = start(Path(tmp))
+        try:
+            storm = healthz_under_login_storm(stack)
+            print(f"faults: /healthz under 4 clients of wrong passwords: {storm}", flush=True)
+            print(f"faults: kill -9 worker mid-match: {kill_worker_mid_match(stack)}", flush=True)
+            print(f"faults: beat stopped: {stop_the_sweeper(stack)}", flush=True)
+        except BaseException:
+            print(stack.log_text()[-5000:])
+            raise
+        finally:
+            smoke.stop_stack(stack)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

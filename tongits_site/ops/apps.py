@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class OpsConfig(AppConfig):
+    name = "tongits_site.ops"
+    label = "ops"
+    verbose_name = "operations"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,173 @@
+"""Throttles on a cache every web process shares (the ``throttle`` cache: Redis when
+``CACHE_URL`` names one, else Django's database cache, whose table a migration creates).
+
+DRF throttle classes, each a fixed-window counter (one ``INCR`` a request on Redis) rather than
+DRF's list of timestamps, which grows with the rate and is rewritten on every request:
+
+- ``ReadThrottle`` (the default of every view): reads (GET/HEAD) per token, per address without
+  one: ``reads``;
+- ``CommandThrottle``: commands per user: ``commands``;
+- ``RegisterThrottle``: registrations per address: ``register``.
+
+Rates are ``TONGITS_THROTTLE_RATES`` (``"600/m"``, ``"20/h"``, ``"5/15m"``), read on every
+request, so a test may change them with the ``settings`` fixture. A refusal is 429
+``{"code": "throttled", "detail", "retry_after"}`` with ``Retry-After``
+(``tongits_site.api_errors``). Failed log-ins have their own module,
+``accounts.login_throttle``. The client's address is ``REMOTE_ADDR``, or the address
+``TONGITS_NUM_PROXIES`` trusted proxies put in ``X-Forwarded-For``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import BaseCache, caches
+from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
+
+CACHE_ALIAS = "throttle"
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])[a-z]*\s*$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def cache() -> BaseCache:
+    """The shared cache throttles count in."""
+    return caches[CACHE_ALIAS]
+
+
+def parse_rate(rate: str | None) -> tuple[int, int] | None:
+    """``"600/m"`` -> (600, 60); ``"5/15m"`` -> (5, 900); None or "" -> no limit."""
+    if not rate:
+        return None
+    match = _RATE.match(rate)
+    if match is None:
+        raise ValueError(f"not a rate: {rate!r} (e.g. 600/m, 20/h, 5/15m)")
+    count, multiple, unit = match.groups()
+    return int(count), int(multiple or 1) * _UNIT[unit]
+
+
+def bump(key: str, ttl: float) -> int:
+    """Add one to a counter in the shared cache; its new value (1 for a new key)."""
+    store = cache()
+    try:
+        return store.incr(key)
+    except ValueError:  # no such key yet
+        if store.add(key, 1, int(ttl) + 1):
+            return 1
+        return store.incr(key)
+
+
+def digest(text: str) -> str:
+    """A short, fixed-length cache key part for any text (usernames, tokens)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def client_address(request: Any) -> str:
+    """The client's address: ``REMOTE_ADDR``, or with ``TONGITS_NUM_PROXIES`` trusted proxies in
+    front, the address the outermost of them saw (never a header the client chose)."""
+    proxies = settings.TONGITS_NUM_PROXIES
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    if proxies and forwarded:
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        if hops:
+            return hops[-min(proxies, len(hops))]
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+class FixedWindowThrottle(BaseThrottle):
+    """``num`` requests per ``period`` seconds per key, in windows aligned on the clock."""
+
+    scope = ""
+    timer = staticmethod(time.time)
+
+    def __init__(self) -> None:
+        self.wait_seconds: float | None = None
+
+    def get_key(self, request: Request, view: Any) -> str | None:
+        raise NotImplementedError
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        rate = parse_rate(settings.TONGITS_THROTTLE_RATES.get(self.scope))
+        if rate is None:
+            return True
+        ident = self.get_key(request, view)
+        if ident is None:
+            return True
+        num, period = rate
+        now = self.timer()
+        window = int(now // period)
+        if bump(f"t:{self.scope}:{ident}:{window}", period) <= num:
+            return True
+        self.wait_seconds = (window + 1) * period - now
+        return False
+
+    def wait(self) -> float | None:
+        return self.wait_seconds
+
+
+class ReadThrottle(FixedWindowThrottle):
+    """Reads per token (per address without one); writes are throttled per operation."""
+
+    scope = "reads"
+
+    def get_key(self, request: Request, view: Any) -> str | None:
+        if request.method not in ("GET", "HEAD"):
+            return None
+        token = getattr(request.auth, "key", None) or getattr(request.auth, "pk", None)
+        return f"token:{digest(str(token))}" if token else f"addr:{client_address(request)}"
+
+
+class CommandThrottle(FixedWindowThrottle):
+    """Commands per user: generous, a person never meets it; a runaway client does."""
+
+    scope = "commands"
+
+    def get_key(self, request: Request, view: Any) -> str | None:
+        user = getattr(request, "user", None)
+        return f"user:{user.pk}" if user is not None and user.is_authenticated else None
+
+
+class RegisterThrottle(FixedWindowThrottle):
+    """Registrations per client address."""
+
+    scope = "register"
+
+    def get_key(self, request: Request, view: Any) -> str | None:
+        return f"addr:{client_address(request)}"
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
+def document_throttling(result: dict, generator: Any, request: Any, public: bool) -> dict:
+    """drf-spectacular postprocessing hook: every operation may answer 429 ``throttled``, and
+    every POST 413 ``payload_too_large`` (``tongits_site.hardening``)."""
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            responses = operation.get("responses") if isinstance(operation, dict) else None
+            if responses is None:
+                continue
+            if method in ("post", "put", "patch") and "413" not in responses:
+                responses["413"] = _error("The body is larger than TONGITS_MAX_BODY_BYTES.")
+            if "429" in responses:
+                continue
+            responses["429"] = {
+                "description": 'Too many requests: code "throttled", retry_after (seconds) '
+                "and the Retry-After header.",
+                "headers": {
+                    "Retry-After": {
+                        "schema": {"type": "integer"},
+                        "description": "Seconds to wait before trying again.",
+                    }
+                },
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            }
+    return result
