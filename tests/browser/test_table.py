@@ -5,9 +5,11 @@
    sound audit verdict.
 2. Two players in two browser contexts (two devices) at one table with a bot: each move made
    in one appears in the other within a second, without a reload.
+3. A friend named at a table sees the invitation arrive in the lobby, accepts it, and the
+   match starts for both.
 
-Both fail on any JavaScript error, console error or 5xx answer, and scan every response and
-stream message the browser received for hidden cards. With TONGITS_SCREENSHOTS=<dir> the first
+All fail on any JavaScript error, console error or 5xx answer; the two that play a whole match
+scan every response and stream message the browser received for hidden cards. With TONGITS_SCREENSHOTS=<dir> the first
 test also saves the screenshots shown in the README (docs/screenshot-*.png).
 """
 
@@ -294,3 +296,28 @@ def test_two_players_see_each_others_moves_live(watch: Watch) -> None:
         f"{sorted(delays)[len(delays) // 2] * 1000:.0f} ms, max {max(delays) * 1000:.0f} ms; "
         f"{scanned} items scanned; {time.monotonic() - started:.1f} s"
     )
+
+
+def test_a_friend_named_at_a_table_accepts_the_invitation(watch: Watch) -> None:
+    """A seat given by name is an invitation: it shows in the friend's lobby as it arrives
+    (/me/stream), the table cannot start until it is accepted, then both are at the table."""
+    ana = watch.open("ana")
+    cora = watch.open("cora")
+    register(ana, "ana")
+    cora_name = register(cora, "cora")
+    ana.get_by_label("Seat 2: who").select_option("user")
+    ana.get_by_label("Seat 2: friend's username").fill(cora_name)
+    ana.get_by_label("Seat 3: who").select_option("bot:normal")
+    ana.get_by_test_id("create-table").click()
+    seats = ana.get_by_test_id("waiting-seats")
+    seats.wait_for()
+    assert "invited, not yet accepted" in seats.inner_text()
+    assert ana.get_by_test_id("start-table").count() == 0
+
+    cora.get_by_role("link", name=re.compile("Invitation")).click()  # no reload: the stream
+    cora.get_by_test_id("accept-invitation").click()
+    ana.get_by_test_id("start-table").click(timeout=5_000)
+    for page in (ana, cora):
+        page.get_by_test_id("table").wait_for()
+        page.get_by_test_id("hand-card").first.wait_for()
+    watch.check_clean()
