@@ -9,8 +9,9 @@
    match starts for both.
 
 All fail on any JavaScript error, console error or 5xx answer; the two that play a whole match
-scan every response and stream message the browser received for hidden cards. With TONGITS_SCREENSHOTS=<dir> the first
-test also saves the screenshots shown in the README (docs/screenshot-*.png).
+scan every response and stream message the browser received for hidden cards. With
+TONGITS_SCREENSHOTS=<dir> the first test also saves the screenshots shown in the README
+(docs/screenshot-*.png).
 """
 
 from __future__ import annotations
