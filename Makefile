@@ -5,13 +5,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint bench bench-moves bench-api bench-streams simulate tournament
+.PHONY: help install run test lint bench bench-audit bench-moves bench-api bench-streams simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
 	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it) + smoke test"
 	@echo "make lint      ruff check, ruff format --check, import contracts"
 	@echo "make bench     rules core benchmark"
+	@echo "make bench-audit   the legality audit of whole matches (games.verify)"
 	@echo "make bench-moves   the write path vs a raw psycopg append (scratch db tongits_bench)"
 	@echo "make bench-api     1, 10, 30 tables over HTTP against a started stack (needs PostgreSQL, Redis)"
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
@@ -45,6 +46,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m games.rules.bench
+
+bench-audit: $(STAMP)
+	$(PY) -m games.verify.bench
 
 # The write path (a move through the service) against a raw psycopg append, on a scratch db.
 BENCH_DB ?= postgres://postgres@127.0.0.1:5432/tongits_bench

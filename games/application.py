@@ -20,7 +20,9 @@ presenter, so they build no response body.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
+import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from games import store
+from games import seal, store
 from games.errors import (
     IdempotencyKeyReused,
     NotAPlayer,
@@ -47,11 +49,13 @@ from games.rules import (
     deal,
     event_to_dict,
     evolve,
+    hidden_from_some,
     play_resigned,
     state_to_dict,
 )
 
 SYSTEM_ACTOR = "system"
+logger = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- who is writing
@@ -255,6 +259,24 @@ def _replayed(head: store.Head, game_id: uuid.UUID, idem: Idempotency) -> Writte
     return Written(game_id, body.get("version", head.version), [], None, {}, None, body, True)
 
 
+def with_server_secrets(data: dict[str, Any]) -> dict[str, Any]:
+    """An event's data with the server's fresh secrets, which no rules step can give:
+
+    - a random ``nonce`` (16 bytes, hex) when its content is hidden from some reader, so its
+      hash (the reader's receipt) reveals nothing by brute force;
+    - in ``game_started`` and ``round_ended``, the seed of the next deal (32 random bytes,
+      hex) and the commitment to it (sha256 of that text), published before anyone can choose
+      a client seed; the seed stays redacted until the match is over.
+    """
+    if hidden_from_some(data):
+        data["nonce"] = secrets.token_hex(16)
+    if data.get("type") in ("game_started", "round_ended"):
+        seed = secrets.token_hex(32)
+        data["next_server_seed"] = seed
+        data["next_server_seed_hash"] = hashlib.sha256(seed.encode("ascii")).hexdigest()
+    return data
+
+
 def execute(
     game_id: uuid.UUID | str,
     *,
@@ -293,18 +315,20 @@ def execute(
     now = timezone.now()
     batches: list[tuple[str, list[dict[str, Any]]]] = []
     state = before
-    events = [event_to_dict(e) for e in step(before, actor)]
+    events = [with_server_secrets(event_to_dict(e)) for e in step(before, actor)]
     for data in events:
         state = evolve(state, data)
     batches.append((actor.label, events))
     if state is not None and _deals_at_once(state):
-        dealt = event_to_dict(deal(state, rng or random.SystemRandom()))
+        dealt = with_server_secrets(
+            event_to_dict(deal(state, rng or random.SystemRandom(), str(head.game_id)))
+        )
         state = evolve(state, dealt)
         batches.append((SYSTEM_ACTOR, [dealt]))
     assert state is not None, "a step must return at least one event"
     if state.resigned and state.in_round and state.turn in state.resigned:
         # A resigned seat is played at once whenever it is to act (RULES.md "Time").
-        played = [event_to_dict(e) for e in play_resigned(state)]
+        played = [with_server_secrets(event_to_dict(e)) for e in play_resigned(state)]
         for data in played:
             state = evolve(state, data)
         batches.append((SYSTEM_ACTOR, played))
@@ -339,4 +363,9 @@ def execute(
             if again.reply is not None:
                 return _replayed(again, again.game_id, idempotency)
         raise
+    if state.phase == "match_over" and (before is None or before.phase != "match_over"):
+        try:
+            seal.seal_match(head.game_id, state.version, rows[-1].hash)
+        except Exception:  # the events are committed; settlement seals it later
+            logger.exception("could not seal match %s", head.game_id)
     return Written(head.game_id, state.version, rows, state, columns, actor.seat, body)

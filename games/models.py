@@ -213,3 +213,39 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}:{self.key}"
+
+
+class SealKey(models.Model):
+    """A public key the server has sealed matches with (Ed25519), listed by ``GET /keys``.
+
+    Recorded the first time the server uses it; a new key (a changed ``TONGITS_SEAL_KEY``)
+    closes the others' ``valid_to`` and stays listed with them, so old seals still verify.
+    """
+
+    key_id = models.CharField(max_length=16, primary_key=True)
+    algorithm = models.CharField(max_length=16, default="ed25519")
+    public_key = models.CharField(max_length=64, unique=True, help_text="32 bytes, hex.")
+    valid_from = models.DateTimeField()
+    valid_to = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["valid_from", "key_id"]
+
+    def __str__(self) -> str:
+        return f"{self.algorithm} {self.key_id}"
+
+
+class GameSeal(models.Model):
+    """The signed seal of a finished match, stored beside its game (not an event): the
+    signature over canonical JSON of {game, version, hash, rules_digest} (``games.seal``)."""
+
+    game = models.OneToOneField(Game, on_delete=models.PROTECT, primary_key=True, related_name="+")
+    version = models.PositiveIntegerField()
+    hash = models.CharField(max_length=64)
+    rules_digest = models.CharField(max_length=64)
+    key = models.ForeignKey(SealKey, on_delete=models.PROTECT, related_name="+")
+    signature = models.CharField(max_length=128, help_text="Ed25519, 64 bytes, hex.")
+    signed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"seal of {self.game_id} at v{self.version}"

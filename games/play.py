@@ -40,6 +40,7 @@ from games.rules import (
     legal_commands,
     player_view,
     redact_event,
+    set_client_seed,
     time_out,
 )
 from games.rules import abort as abort_match
@@ -49,11 +50,14 @@ from games.rules.bots import get_bot
 logger = logging.getLogger(__name__)
 
 
-def _decide(command: dict[str, Any]):
+def _decide(command: dict[str, Any], client_seed: str | None = None):
+    """The rules step of a command: ``decide``, after the seat's ``client_seed`` if one came."""
+
     def step(state: GameState | None, actor: Actor) -> list:
         assert state is not None and actor.seat is not None
         try:
-            return decide(state, actor.seat, command)
+            seed = [] if client_seed is None else [set_client_seed(state, actor.seat, client_seed)]
+            return seed + decide(state, actor.seat, command)
         except IllegalMove as exc:
             raise MoveRefused(exc.detail, exc.code) from None
         except (ValueError, TypeError, KeyError, AttributeError):
@@ -73,8 +77,10 @@ def submit_command(
     seat: int | None = None,
     idempotency_key: str | None = None,
     present: Presenter | None = None,
+    client_seed: str | None = None,
 ) -> Written:
-    """Play one command for a seat if the game is still at ``expected_version``.
+    """Play one command for a seat if the game is still at ``expected_version`` (with the
+    seat's ``client_seed`` for the next deal recorded first, when given).
 
     Refusals, in order: no game, not started, not a player / not your seat, stale version, the
     rules refuse (``MoveRefused`` with the rules' code). A repeated ``idempotency_key`` from the
@@ -90,11 +96,13 @@ def submit_command(
             "command": command,
             "expected_version": expected_version,
         }
+        if client_seed is not None:  # absent otherwise: earlier requests keep their fingerprint
+            request["client_seed"] = client_seed
         idempotency = Idempotency(user.pk, idempotency_key, fingerprint(request))
     return execute(
         game_id,
         sender=sender,
-        step=_decide(command),
+        step=_decide(command, client_seed),
         expected_version=expected_version,
         present=present,
         idempotency=idempotency,
@@ -141,6 +149,35 @@ def resign(game_id: uuid.UUID | str, user_id: int, *, present: Presenter | None 
 
 
 RESIGN_ATTEMPTS = 5
+
+
+def submit_seed(
+    *,
+    game_id: uuid.UUID | str,
+    user: Any,
+    client_seed: str,
+    expected_version: int | None = None,
+    present: Presenter | None = None,
+) -> Written:
+    """Record the user's seed for the next deal's shuffle (``client_seed_set``); the latest a
+    seat sends before a deal counts. Send it after the commitment to that deal's server seed
+    (``game_started`` / ``round_ended``) for the deal to be provably out of the server's hands.
+    """
+
+    def step(state: GameState | None, actor: Actor) -> list:
+        assert state is not None and actor.seat is not None
+        try:
+            return [set_client_seed(state, actor.seat, client_seed)]
+        except IllegalMove as exc:
+            raise MoveRefused(exc.detail, exc.code) from None
+
+    return execute(
+        game_id,
+        sender=Sender.user(user),
+        step=step,
+        expected_version=expected_version,
+        present=present,
+    )
 
 
 # ---------------------------------------------------------------- the server's own moves
@@ -193,8 +230,10 @@ def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome
         command = bot.choose(view, legal, rng, history=round_history(head.game_id, state, seat))
     else:
         command = bot.choose(view, legal, rng)
+    # A bot sends its seed for the next deal with its first move after a deal.
+    seed = f"{rng.getrandbits(128):032x}" if not state.client_seeds[seat] else None
     try:
-        return _write_from(head, Sender.bot(seat), _decide(command))
+        return _write_from(head, Sender.bot(seat), _decide(command, seed))
     except MoveRefused as exc:
         logger.error(
             "bot %s refused at %s v%s: %r (%s)", bot.name, game_id, head.version, command, exc.code
@@ -242,7 +281,11 @@ def deal_next_round(*, game_id: uuid.UUID | str, expected_version: int) -> Outco
     state = head.state()
     if state is None or state.phase not in ("dealing", "round_over"):
         return Outcome.NOTHING
-    return _write_from(head, Sender.server(), lambda s, _actor: [deal(s, random.SystemRandom())])
+    return _write_from(
+        head,
+        Sender.server(),
+        lambda s, _actor: [deal(s, random.SystemRandom(), str(head.game_id))],
+    )
 
 
 def abort_idle(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:

@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from games import store
+from games import seal, store, verify
 from games.application import SERVER_WORK, seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
@@ -183,12 +183,16 @@ def command_answer(written: Any) -> dict[str, Any]:
 
 
 def feed_item(row: Any, seat: int | None, reveal: bool) -> dict[str, Any]:
-    """One event as a seat may see it: seq and type always, hidden fields removed."""
+    """One event as a seat may see it: seq and type always, hidden fields removed, and its
+    receipt: ``hash`` and ``prev_hash`` of the chain (a hidden event's nonce keeps the hash from
+    telling its content), which a player can keep and hold against a later export."""
     return {
         "seq": row.seq,
         "type": row.type,
         "actor": row.actor,
         "recorded_at": iso(row.recorded_at),
+        "prev_hash": row.prev_hash,
+        "hash": row.hash,
         "data": redact_event(row.data, seat, reveal=reveal),
     }
 
@@ -230,15 +234,49 @@ def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dic
     }
 
 
+def soundness(game_id: uuid.UUID, *, finished: bool) -> dict[str, Any]:
+    """The checks of DESIGN.md "Verifiable games" over the stored stream, from its first event
+    (``games.verify``, the same code as the offline verifier): the chain against the head, the
+    legality of every event (deals and their commitments, the 52 cards), and, for a finished
+    match, its seal. Names the first bad seq and why."""
+    broken = store.verify_chain(game_id)
+    records = store.records(game_id)
+    failure: verify.Failure | None = None
+    if broken is not None:
+        failure = verify.Failure(broken, "chain", "the hash chain is broken here")
+    legal = None if failure else verify.check_legality(records, str(game_id))
+    failure = failure or legal
+    seal_ok = None
+    if finished:
+        sealed = seal.seal_dict(seal.seal_of(game_id))
+        seal_failure = verify.check_seal(
+            str(game_id), records, seal.started_rules(game_id), sealed, seal.trusted_keys()
+        )
+        seal_ok = seal_failure is None
+        failure = failure or seal_failure
+    return {
+        "chain_ok": broken is None,
+        "first_broken_seq": broken,
+        "legal_ok": None if broken is not None else legal is None,
+        "seal_ok": seal_ok,
+        "failure": None
+        if failure is None
+        else {"seq": failure.seq, "check": failure.check, "reason": failure.reason},
+    }
+
+
 def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
-    """Check the hash chain, every deal's commitment and the snapshot against a fold from zero.
+    """Check the hash chain, the legality of every event, every deal's commitment, the seal of
+    a finished match and the snapshot against a fold from zero; ``sound`` when all hold, else
+    ``failure`` names the first bad seq and why.
 
     While the match runs the answer holds verdicts only; after it, each deal's salt, hands and
     stock too, so anyone can recompute the commitments.
     """
     game = store.read(game_id)
     state, seat, reveal = _access(game, user)
-    broken = store.verify_chain(game.game_id)
+    checks = soundness(game.game_id, finished=game.status == Game.Status.FINISHED)
+    broken = checks["first_broken_seq"]
     rounds = []
     for row in store.load_events(game.game_id, upto=state.version).filter(type="round_started"):
         data = row.data if isinstance(row.data, dict) else {}
@@ -257,15 +295,86 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
             snapshot_ok = state_to_dict(store.fold_from_zero(game.game_id)) == game.snapshot
         except Exception:  # a stream that does not fold is reported, not raised
             snapshot_ok = False
+    commitments_ok = all(r["commitment_ok"] for r in rounds)
     return {
         "game_id": str(game.game_id),
         "version": game.version,
         "revealed": reveal,
-        "chain_ok": broken is None,
-        "first_broken_seq": broken,
+        **checks,
         "rounds": rounds,
-        "commitments_ok": all(r["commitment_ok"] for r in rounds),
+        "commitments_ok": commitments_ok,
         "snapshot_ok": snapshot_ok,
+        "sound": checks["failure"] is None and commitments_ok and snapshot_ok is True,
+    }
+
+
+# ---------------------------------------------------------------- export
+
+
+def public_keys() -> list[dict[str, Any]]:
+    """GET /keys: every Ed25519 key the server has sealed matches with, retired ones too."""
+    return seal.public_keys()
+
+
+def export(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
+    """GET /games/{id}/export: one self-contained document for ``python -m games.verify``.
+
+    After the match: the rules, the seats, every event whole (seq, type, actor, recorded_at as
+    hashed, prev_hash, hash, data with its nonce), the deals' commitments and secrets, the seal
+    and the public keys. While it runs: the same shape with what the feed gives this reader
+    (``revealed`` false, no seal), so a player can keep the receipts.
+    """
+    game = store.read(game_id)
+    state, seat, reveal = _access(game, user)
+    records = store.records(game.game_id, upto=state.version)
+    started = records[0].data if records else {}
+    events = [
+        {
+            "seq": r.seq,
+            "type": r.type,
+            "actor": r.actor,
+            "recorded_at": r.recorded_at,
+            "prev_hash": r.prev_hash,
+            "hash": r.hash,
+            "data": redact_event(r.data, seat, reveal=reveal),
+        }
+        for r in records
+    ]
+    for event in events:
+        event["nonce"] = event["data"].get("nonce")
+    deals = []
+    for r in records:
+        if r.type == "round_started":
+            entry = {
+                "round": r.data.get("round"),
+                "seq": r.seq,
+                "deck_commitment": r.data.get("deck_commitment"),
+            }
+            if reveal:
+                entry["salt"] = r.data.get("salt")
+            deals.append(entry)
+    sealed = seal.seal_dict(seal.seal_of(game.game_id)) if reveal else None
+    return {
+        "format": verify.EXPORT_FORMAT,
+        "game": str(game.game_id),
+        "status": game.status,
+        "version": state.version,
+        "revealed": reveal,
+        "seat": seat,
+        "rules": started.get("rules", {}),
+        "rules_digest": verify.rules_digest(started.get("rules", {})),
+        "seats": [
+            {k: v for k, v in entry.items() if k != "username"} for entry in public_seats(state)
+        ],
+        "events": events,
+        "deals": deals,
+        "seal": sealed,
+        "keys": [
+            {**k, "valid_from": iso(k["valid_from"]), "valid_to": iso(k["valid_to"])}
+            for k in seal.public_keys()
+        ]
+        if reveal
+        else [],
     }
 
 

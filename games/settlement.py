@@ -13,7 +13,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from games import store
+from games import seal, store
 from games.models import Game
 
 
@@ -32,4 +32,5 @@ def settle(*, game_id: uuid.UUID | str) -> bool:
             game.awaiting = Game.Awaiting.NONE
             game.due_at = None
             game.save(update_fields=["settled_at", "awaiting", "due_at", "updated_at"])
+    seal.ensure_sealed(game.pk)  # the write that ended the match seals it; this mends a miss
     return True

@@ -21,8 +21,6 @@ first event ``"0" * 64``; ``last_hash`` on the head saves a read of the previous
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
 import uuid
@@ -39,6 +37,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import QuerySet
 
+from games import verify
 from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
 from games.rules import GameState, fold, state_from_dict
@@ -66,7 +65,7 @@ COLUMNS = (
 
 def canonical_json(value: Any) -> str:
     """The one text form that is hashed: sorted keys, no spaces, ASCII only."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return verify.canonical_json(value)
 
 
 def event_hash(
@@ -78,15 +77,15 @@ def event_hash(
     recorded_at: datetime,
     data: dict[str, Any],
 ) -> str:
-    """The chain link of one event: binds its content, position, author and time to the past."""
-    envelope = {
-        "game": str(game_id),
-        "seq": seq,
-        "actor": actor,
-        "recorded_at": recorded_at.isoformat(),
-        "data": data,
-    }
-    return hashlib.sha256((prev_hash + canonical_json(envelope)).encode("ascii")).hexdigest()
+    """The chain link of one event (``games.verify.event_hash``, the one definition)."""
+    return verify.event_hash(
+        prev_hash,
+        game_id=str(game_id),
+        seq=seq,
+        actor=actor,
+        recorded_at=recorded_at.isoformat(),
+        data=data,
+    )
 
 
 # ---------------------------------------------------------------- the head
@@ -503,3 +502,14 @@ def verify_chain(game_id: uuid.UUID | str) -> int | None:
 
 def _rows(game_id: uuid.UUID | str) -> Iterator[Event]:
     return load_events(game_id).iterator(chunk_size=500)
+
+
+def records(game_id: uuid.UUID | str, *, upto: int | None = None) -> list[verify.Record]:
+    """The stream as the checks of ``games.verify`` read it (``recorded_at`` as hashed)."""
+    rows = load_events(game_id, upto=upto).values_list(
+        "seq", "type", "actor", "recorded_at", "prev_hash", "hash", "data"
+    )
+    return [
+        verify.Record(seq, kind, actor, at.isoformat(), prev, digest, data)
+        for seq, kind, actor, at, prev, digest, data in rows.iterator(chunk_size=1000)
+    ]

@@ -281,7 +281,7 @@ def play_against_bots(api: Api) -> None:
     check(view["phase"] == "match_over" and view["match_winner"] in (0, 1, 2), f"end: {view}")
     status, audit = api.call("GET", f"{game}/audit")
     check(status == 200 and audit["chain_ok"] and audit["commitments_ok"], f"audit: {audit}")
-    check(audit["snapshot_ok"], f"audit: {audit}")
+    check(audit["snapshot_ok"] and audit["sound"] and audit["seal_ok"], f"audit: {audit}")
     log(
         f"a match against two bots, followed on its stream: {commands} commands of ours, "
         f"{payload['version']} events, {view['round']} rounds, round wins {view['round_wins']}, "

@@ -62,6 +62,12 @@ OPERATION_CODES: dict[str, dict[int, tuple[str, ...]]] = {
     "games_events": {403: ("not_a_player",), 409: ("not_started",)},
     "games_replay": {403: ("not_a_player",), 409: ("not_started",)},
     "games_audit": {403: ("not_a_player",), 409: ("not_started",)},
+    "games_export": {403: ("not_a_player",), 409: ("not_started",)},
+    "games_seed": {
+        403: ("not_a_player", "not_your_seat"),
+        409: ("stale_version", "not_started"),
+        422: ("bad_command", "wrong_phase"),
+    },
     "games_stream": {
         400: ("invalid_last_event_id",),
         401: ("invalid_ticket",),

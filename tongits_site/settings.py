@@ -276,6 +276,12 @@ TONGITS_SCHEDULER_LEASE_SECONDS = env_float("TONGITS_SCHEDULER_LEASE_SECONDS", 1
 TONGITS_ABORT_IDLE_SECONDS = env_float("TONGITS_ABORT_IDLE_SECONDS", 7 * 24 * 3600.0)
 # /healthz answers 503 once the sweeper's last run is this many sweep intervals old.
 TONGITS_HEALTH_LATE_INTERVALS = 3
+# The Ed25519 key that seals finished matches (games/seal.py): 64 hex digits (the 32-byte
+# private seed). Empty: a development key generated on first use in TONGITS_SEAL_KEY_FILE.
+TONGITS_SEAL_KEY = os.environ.get("TONGITS_SEAL_KEY", "").strip()
+TONGITS_SEAL_KEY_FILE = Path(
+    os.environ.get("TONGITS_SEAL_KEY_FILE") or VAR_DIR / "seal-ed25519.key"
+)
 
 CELERY_BEAT_SCHEDULE = {
     "sweep": {

@@ -76,11 +76,29 @@ FIELD_OVERRIDES: dict[str, Factory] = {
     "salt": lambda **kw: serializers.CharField(help_text="The deal's salt (revealed only).", **kw),
 }
 
+#: Fields of seeded shuffles (docs/verifying.md): left out of an event while empty (the rules
+#: core's own games), and the next deal's seed redacted from every reader until the match ends.
+OPTIONAL = {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds"}
+#: The events whose content some reader may not see (``games.rules.hidden_from_some``): the
+#: server stores a random ``nonce`` in them, shown and redacted with that content.
+NONCE_EVENTS = ("round_started", "drew", "melded")
+
+
+def nonce_field() -> serializers.Field:
+    return serializers.RegexField(
+        r"^[0-9a-f]{32}$",
+        required=False,
+        help_text="16 random bytes, hex: keeps the event's hash from telling its hidden "
+        "content. Present when you may see that content (absent in events stored before "
+        "receipts).",
+    )
+
+
 #: Per event type: the fields a seat that may not see them does not get ("absent"), and the
 #: ones redaction puts in their place ("added"), as ``games.rules.views.redact_event`` does.
 REDACTED: dict[str, dict[str, Any]] = {
     "round_started": {
-        "absent": ("hands", "stock", "salt"),
+        "absent": ("hands", "stock", "salt", "server_seed"),
         "added": {
             "hand_counts": lambda: serializers.ListField(
                 child=serializers.IntegerField(), required=False, help_text="Redacted only."
@@ -169,7 +187,7 @@ def event_serializer(cls: type[Event]) -> type[serializers.Serializer]:
     attrs: dict[str, Any] = {"type": _type_field(cls.type)}
     for f in dataclasses.fields(cls):
         kwargs: dict[str, Any] = {}
-        if f.name in absent:
+        if f.name in absent or f.name in OPTIONAL:
             kwargs["required"] = False
         factory = FIELD_OVERRIDES.get(f"{cls.type}.{f.name}") or FIELD_OVERRIDES.get(f.name)
         attrs[f.name] = (
@@ -177,6 +195,8 @@ def event_serializer(cls: type[Event]) -> type[serializers.Serializer]:
         )
     for name, factory in redacted.get("added", {}).items():
         attrs[name] = factory()
+    if cls.type in NONCE_EVENTS:
+        attrs["nonce"] = nonce_field()
     doc = (cls.__doc__ or "").strip()
     if not doc or doc.startswith(cls.__name__ + "("):  # the dataclass's generated signature
         doc = f"The `{cls.type}` event."

@@ -212,6 +212,26 @@ class CommandInputSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Optional: the seat you act for (403 not_your_seat if it is not yours).",
     )
+    client_seed = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{1,64}$",
+        required=False,
+        help_text="Optional: your seed for the next deal's shuffle, recorded (a "
+        "`client_seed_set` event) before the command's events. See POST /games/{id}/seed.",
+    )
+
+
+class SeedInputSerializer(serializers.Serializer):
+    client_seed = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{1,64}$",
+        help_text="1 to 64 of A-Z a-z 0-9 _ -: mixed into the next deal's shuffle with the "
+        "server's committed seed and the other seats' (docs/verifying.md).",
+    )
+    expected_version = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_VERSION,
+        required=False,
+        help_text="Optional: 409 stale_version if the game moved on (e.g. the deal happened).",
+    )
 
 
 class EventsQuerySerializer(serializers.Serializer):
@@ -310,7 +330,15 @@ class EventItemSerializer(serializers.Serializer):
     type = EventTypeField()
     actor = serializers.CharField(help_text="user:<id>, bot:<level> or system.")
     recorded_at = serializers.DateTimeField()
-    data = EventDataField(help_text="The event, with fields hidden from you removed.")
+    prev_hash = serializers.CharField(help_text="The previous event's hash (64 zeros for seq 1).")
+    hash = serializers.CharField(
+        help_text="The receipt: sha256 of prev_hash and the whole event (docs/verifying.md). "
+        "Keep it: a later export must hold an event with this seq and hash."
+    )
+    data = EventDataField(
+        help_text="The event, with fields hidden from you removed. A deal, a draw or a secret "
+        "set carries a random `nonce` (32 hex digits), shown and hidden with its content."
+    )
 
 
 class CommandResultSerializer(serializers.Serializer):
@@ -348,6 +376,14 @@ class RoundAuditSerializer(serializers.Serializer):
     stock = cards_field(required=False, allow_null=True, help_text="After the match.")
 
 
+class AuditFailureSerializer(serializers.Serializer):
+    seq = serializers.IntegerField(allow_null=True, help_text="The first bad seq (null: the game).")
+    check = serializers.ChoiceField(
+        choices=["chain", "legality", "commitment", "cards", "seal", "format"]
+    )
+    reason = serializers.CharField()
+
+
 class AuditSerializer(serializers.Serializer):
     game_id = serializers.UUIDField()
     version = serializers.IntegerField()
@@ -357,3 +393,72 @@ class AuditSerializer(serializers.Serializer):
     rounds = RoundAuditSerializer(many=True)
     commitments_ok = serializers.BooleanField()
     snapshot_ok = serializers.BooleanField(allow_null=True)
+    legal_ok = serializers.BooleanField(
+        allow_null=True,
+        help_text="Every event is what the rules give in the state before it, and the 52 cards "
+        "are each in one place after every event (null: the chain is broken).",
+    )
+    seal_ok = serializers.BooleanField(
+        allow_null=True, help_text="The match's seal verifies (null: the match is not over)."
+    )
+    failure = AuditFailureSerializer(allow_null=True)
+    sound = serializers.BooleanField(help_text="Every check holds.")
+
+
+class ExportEventSerializer(serializers.Serializer):
+    seq = serializers.IntegerField()
+    type = serializers.CharField()
+    actor = serializers.CharField()
+    recorded_at = serializers.CharField(help_text="ISO 8601, exactly the text that is hashed.")
+    prev_hash = serializers.CharField()
+    hash = serializers.CharField()
+    nonce = serializers.CharField(
+        allow_null=True, help_text="The event's nonce (also in data), when you may see it."
+    )
+    data = EventDataField(help_text="The whole event after the match; while it runs, as the feed.")
+
+
+class ExportDealSerializer(serializers.Serializer):
+    round = serializers.IntegerField(allow_null=True)
+    seq = serializers.IntegerField()
+    deck_commitment = serializers.CharField(allow_null=True)
+    salt = serializers.CharField(required=False, allow_null=True)
+
+
+class SealSerializer(serializers.Serializer):
+    key_id = serializers.CharField()
+    algorithm = serializers.ChoiceField(choices=["ed25519"])
+    game = serializers.UUIDField()
+    version = serializers.IntegerField()
+    hash = serializers.CharField()
+    rules_digest = serializers.CharField()
+    signature = serializers.CharField(help_text="Ed25519 over the canonical JSON, hex.")
+    signed_at = serializers.DateTimeField()
+
+
+class PublicKeySerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="sha256 of the key's hex text, first 16 hex digits.")
+    algorithm = serializers.ChoiceField(choices=["ed25519"])
+    public_key = serializers.CharField(help_text="The raw 32-byte public key, hex.")
+    valid_from = serializers.DateTimeField()
+    valid_to = serializers.DateTimeField(allow_null=True)
+
+
+class PublicKeysSerializer(serializers.Serializer):
+    keys = PublicKeySerializer(many=True)
+
+
+class ExportSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["tongits-export/1"])
+    game = serializers.UUIDField()
+    status = serializers.CharField()
+    version = serializers.IntegerField()
+    revealed = serializers.BooleanField(help_text="The match is over: nothing is redacted.")
+    seat = serializers.IntegerField(allow_null=True)
+    rules = serializers.DictField()
+    rules_digest = serializers.CharField()
+    seats = serializers.ListField(child=serializers.DictField())
+    events = ExportEventSerializer(many=True)
+    deals = ExportDealSerializer(many=True)
+    seal = SealSerializer(allow_null=True)
+    keys = PublicKeySerializer(many=True)

@@ -20,6 +20,9 @@ urlpatterns = [
     path("games/<uuid:game_id>/events", live_views.game_events_view(), name="game-events"),
     path("games/<uuid:game_id>/replay", views.GameReplayApi.as_view(), name="game-replay"),
     path("games/<uuid:game_id>/audit", views.GameAuditApi.as_view(), name="game-audit"),
+    path("games/<uuid:game_id>/export", views.GameExportApi.as_view(), name="game-export"),
+    path("games/<uuid:game_id>/seed", views.GameSeedApi.as_view(), name="game-seed"),
+    path("keys", views.PublicKeysApi.as_view(), name="keys"),
     # Live (docs/live.md): Server-Sent Events, their tickets, the player's own tables.
     path(
         "games/<uuid:game_id>/stream",

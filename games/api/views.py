@@ -12,6 +12,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,10 +22,13 @@ from games.api.serializers import (
     AuditSerializer,
     CommandInputSerializer,
     CommandResultSerializer,
+    ExportSerializer,
     GamePayloadSerializer,
     InvitationInputSerializer,
+    PublicKeysSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
+    SeedInputSerializer,
     TableCreateInputSerializer,
     TableJoinInputSerializer,
     TableListQuerySerializer,
@@ -253,6 +257,7 @@ class GameCommandsApi(APIView):
             seat=data.validated_data.get("seat"),
             idempotency_key=key,
             present=selectors.command_answer,
+            client_seed=data.validated_data.get("client_seed"),
         )
         headers = {"Idempotent-Replayed": "true"} if written.replayed else None
         return Response(written.body, headers=headers)
@@ -305,3 +310,67 @@ class GameAuditApi(APIView):
     )
     def get(self, request: Request, game_id: uuid.UUID) -> Response:
         return Response(selectors.audit(game_id=game_id, user=request.user))
+
+
+class GameExportApi(APIView):
+    @extend_schema(
+        operation_id="games_export",
+        summary="The game as one self-contained document for the offline verifier",
+        description=(
+            "After the match: the rules, the seats, every event whole (seq, actor, recorded_at, "
+            "prev_hash, hash, nonce), the deals, the seal and the public keys; check it with "
+            "`python -m games.verify export.json` (docs/verifying.md). While the match runs: "
+            "what the feed gives you, unsealed."
+        ),
+        tags=GAMES,
+        responses={200: ExportSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        return Response(selectors.export(game_id=game_id, user=request.user))
+
+
+class PublicKeysApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="keys_list",
+        summary="The server's Ed25519 seal keys, the retired ones too",
+        tags=GAMES,
+        auth=[],
+        responses={200: PublicKeysSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(PublicKeysSerializer({"keys": selectors.public_keys()}).data)
+
+
+class GameSeedApi(APIView):
+    @extend_schema(
+        operation_id="games_seed",
+        summary="Send your seed for the next deal's shuffle",
+        description=(
+            "Appends `client_seed_set` for your seat; the latest seed each seat sent since the "
+            "last deal is mixed into the next one with the server seed committed in "
+            "`game_started` (round 1) or `round_ended` (`next_server_seed_hash`). Sent after "
+            "that commitment, it proves the server could not choose the deck knowing it. "
+            "Errors: 400, 403 `not_a_player`, 404, 409 `stale_version` / `not_started`, 422 "
+            "`wrong_phase` (the match is over)."
+        ),
+        tags=GAMES,
+        request=SeedInputSerializer,
+        responses={
+            200: CommandResultSerializer,
+            **error_responses(400, 401, 403, 404, 409, 415, 422),
+        },
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        data = SeedInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        written = play.submit_seed(
+            game_id=game_id,
+            user=request.user,
+            client_seed=data.validated_data["client_seed"],
+            expected_version=data.validated_data.get("expected_version"),
+            present=selectors.command_answer,
+        )
+        return Response(written.body)

@@ -19,6 +19,8 @@ from .engine import (
     next_dealer,
     play_resigned,
     resign,
+    seeded_deck,
+    set_client_seed,
     time_out,
 )
 from .errors import CODES as ILLEGAL_MOVE_CODES
@@ -35,7 +37,7 @@ from .state import (
     state_from_dict,
     state_to_dict,
 )
-from .views import player_view, redact_event
+from .views import hidden_from_some, player_view, redact_event
 
 __all__ = [
     "CARD_CODES",
@@ -58,12 +60,15 @@ __all__ = [
     "event_to_dict",
     "evolve",
     "fold",
+    "hidden_from_some",
     "legal_commands",
     "new_game",
     "next_dealer",
     "parse_card",
     "player_view",
     "redact_event",
+    "seeded_deck",
+    "set_client_seed",
     "state_from_dict",
     "state_to_dict",
     "time_out",

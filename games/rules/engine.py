@@ -8,6 +8,8 @@ exactly the state the events will produce on replay.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import logging
 from typing import Any, Protocol
 
@@ -17,6 +19,7 @@ from .errors import IllegalMove
 from .events import (
     Aborted,
     Challenged,
+    ClientSeedSet,
     Discarded,
     DrawCalled,
     Drew,
@@ -321,7 +324,9 @@ def _end_round(state: GameState, reason: str, tongits_seat: int | None) -> list[
     payouts = scoring.round_payouts(
         rules, reason, winner, challenged, state.answers, burned, aces, secret
     )
-    events: list[Event] = [RoundEnded(state.round, reason, winner, deadwood, burned, payouts)]
+    events: list[Event] = [
+        RoundEnded(state.round, reason, winner, deadwood, burned, payouts, state.server_seed)
+    ]
     if winner is not None and state.round_wins[winner] + 1 >= rules.wins_to_match:
         wins = list(state.round_wins)
         wins[winner] += 1
@@ -446,12 +451,79 @@ def deck_commitment(salt: str, hands: list[list[str]], stock: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def deal(state: GameState, rng: Rng) -> RoundStarted:
-    """The next ``round_started``: a shuffle from ``rng`` and its salted commitment."""
+def seeded_deck(
+    server_seed: str, game_id: str, round_no: int, client_seeds: tuple[str, ...] | list[str]
+) -> list[int]:
+    """The deck a seeded deal shuffles (DESIGN.md "Verifiable games", docs/verifying.md):
+    HMAC-SHA256 of the server seed over the game, round and client seeds keys a counter-mode
+    byte stream; a Fisher-Yates shuffle of the canonical deck draws from it without bias."""
+    message = json.dumps(
+        {"v": 1, "game": game_id, "round": round_no, "client_seeds": list(client_seeds)},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    ).encode("ascii")
+    key = hmac.new(server_seed.encode("ascii"), message, hashlib.sha256).digest()
+    buffer = b""
+    counter = 0
+
+    def next_u32() -> int:
+        nonlocal buffer, counter
+        if len(buffer) < 4:
+            buffer += hmac.new(key, counter.to_bytes(8, "big"), hashlib.sha256).digest()
+            counter += 1
+        value, buffer = int.from_bytes(buffer[:4], "big"), buffer[4:]
+        return value
+
+    def uniform(n: int) -> int:
+        limit = 2**32 - (2**32 % n)
+        while True:
+            u = next_u32()
+            if u < limit:
+                return u % n
+
+    deck = list(range(52))
+    for i in range(51, 0, -1):
+        j = uniform(i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+CLIENT_SEED_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def set_client_seed(state: GameState, seat: int, client_seed: Any) -> ClientSeedSet:
+    """A seat's seed for the next deal (1 to 64 of ``A-Z a-z 0-9 _ -``); any time before the
+    match is over. The latest one a seat sent since the last deal is mixed into the next."""
+    if not isinstance(seat, int) or not 0 <= seat <= 2:
+        raise IllegalMove("bad_command", "seat must be 0, 1 or 2")
+    if (
+        not isinstance(client_seed, str)
+        or not 1 <= len(client_seed) <= 64
+        or not set(client_seed) <= CLIENT_SEED_CHARS
+    ):
+        raise IllegalMove("bad_command", "a client seed is 1 to 64 of A-Z a-z 0-9 _ -")
+    if state.phase == MATCH_OVER:
+        raise IllegalMove("wrong_phase", "the match is over")
+    return ClientSeedSet(seat, client_seed)
+
+
+def deal(state: GameState, rng: Rng, game_id: str = "") -> RoundStarted:
+    """The next ``round_started`` and its salted commitment. Where the server committed to a
+    seed for this deal (``state.next_server_seed``), the shuffle is ``seeded_deck`` of it, the
+    game id and the client seeds; else (the pure core's own games) a shuffle from ``rng``.
+    ``rng`` always supplies the salt; the client seeds are the seats' latest since the last
+    deal (``""`` for a seat that sent none)."""
     if state.phase not in (DEALING, ROUND_OVER):
         raise IllegalMove("wrong_phase", "a round is in play or the match is over")
-    deck = list(range(52))
-    rng.shuffle(deck)
+    server_seed = state.next_server_seed
+    if server_seed:
+        seeds = tuple(state.client_seeds)
+        deck = seeded_deck(server_seed, game_id, state.round + 1, seeds)
+    else:
+        deck = list(range(52))
+        rng.shuffle(deck)
+        seeds = ()
     dealer = next_dealer(state)
     hands: list[list[str]] = [[], [], []]
     hands[dealer] = [CODES[c] for c in deck[:13]]
@@ -466,6 +538,8 @@ def deal(state: GameState, rng: Rng) -> RoundStarted:
         tuple(stock),
         salt,
         deck_commitment(salt, hands, stock),
+        server_seed,
+        seeds,
     )
 
 

@@ -20,8 +20,17 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
         for name in _FIELD_NAMES[type(self)]:
-            out[name] = _plain(getattr(self, name))
+            value = getattr(self, name)
+            if name in _SEED_FIELDS and not value:
+                continue  # no seeded shuffle (the pure core's own games): the old shape
+            out[name] = _plain(value)
         return out
+
+
+#: Fields of seeded shuffles, left out of an event's dict while empty.
+_SEED_FIELDS = frozenset(
+    {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds"}
+)
 
 
 def _plain(value: Any) -> Any:
@@ -39,6 +48,10 @@ class GameStarted(Event):
     seats: tuple[dict[str, Any], ...]
     first_dealer: int
     rated: bool = True  # a casual match (False) changes no rating; older events were rated
+    # The server's commitment to the seed of the first deal (sha256 of the seed's hex text),
+    # and the seed itself, redacted from every reader until the match is over.
+    next_server_seed_hash: str = ""
+    next_server_seed: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +63,10 @@ class RoundStarted(Event):
     stock: tuple[str, ...]
     salt: str = ""
     deck_commitment: str = ""
+    # Seeded shuffles (DESIGN.md "Verifiable games"): the committed server seed (hidden like the
+    # stock while the round runs) and the client seed of each seat ("" when none was sent).
+    server_seed: str = ""
+    client_seeds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +154,15 @@ class Aborted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ClientSeedSet(Event):
+    """A seat's seed for the next deal's shuffle (the latest before the deal counts)."""
+
+    type: ClassVar[str] = "client_seed_set"
+    seat: int
+    client_seed: str
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded(Event):
     type: ClassVar[str] = "round_ended"
     round: int
@@ -145,6 +171,11 @@ class RoundEnded(Event):
     deadwood: tuple[int, ...]
     burned: tuple[int, ...]
     payouts: tuple[int, ...]
+    # The ended round's server seed, revealed; the commitment to the next deal's (and that seed,
+    # redacted from every reader until the match is over).
+    server_seed: str = ""
+    next_server_seed_hash: str = ""
+    next_server_seed: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +201,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TurnTimedOut,
         Resigned,
         Aborted,
+        ClientSeedSet,
         RoundEnded,
         MatchEnded,
     )

@@ -14,6 +14,7 @@ from .cards import BIT, parse_card
 from .events import (
     Aborted,
     Challenged,
+    ClientSeedSet,
     Discarded,
     DrawCalled,
     Drew,
@@ -83,6 +84,10 @@ class GameState(NamedTuple):
     deck_commitment: str = ""
     rated: bool = True
     resigned: frozenset[int] = frozenset()
+    server_seed: str = ""  # the round's (seeded shuffles); secret until the round ends
+    next_server_seed: str = ""  # committed for the next deal; secret until that round ends
+    next_server_seed_hash: str = ""
+    client_seeds: tuple[str, str, str] = ("", "", "")  # sent since the last deal, per seat
 
     def opened(self, seat: int) -> bool:
         return any(m.owner == seat for m in self.melds)
@@ -109,6 +114,8 @@ def _game_started(state: GameState | None, e: GameStarted) -> GameState:
         seats=tuple(e.seats),
         first_dealer=e.first_dealer,
         rated=e.rated,
+        next_server_seed=e.next_server_seed,
+        next_server_seed_hash=e.next_server_seed_hash,
     )
 
 
@@ -131,6 +138,10 @@ def _round_started(s: GameState, e: RoundStarted) -> GameState:
         answers=(),
         salt=e.salt,
         deck_commitment=e.deck_commitment,
+        server_seed=e.server_seed,
+        next_server_seed="",
+        next_server_seed_hash="",
+        client_seeds=("", "", ""),  # the deal used them
     )
 
 
@@ -235,13 +246,27 @@ def _aborted(s: GameState, e: Aborted) -> GameState:
     return s._replace(phase=ABORTED, turn=-1)
 
 
+def _client_seed_set(s: GameState, e: ClientSeedSet) -> GameState:
+    if not 0 <= e.seat <= 2:
+        return s
+    return s._replace(client_seeds=_with(s.client_seeds, e.seat, e.client_seed))
+
+
 def _round_ended(s: GameState, e: RoundEnded) -> GameState:
     wins = s.round_wins
     if e.winner is not None:
         wins = _with(wins, e.winner, wins[e.winner] + 1)
     payouts = tuple(e.payouts) + (0,) * (3 - len(e.payouts))
     chips = tuple(c + p for c, p in zip(s.chips, payouts, strict=True))
-    return s._replace(phase=ROUND_OVER, turn=-1, round_wins=wins, chips=chips, last_round=e)
+    return s._replace(
+        phase=ROUND_OVER,
+        turn=-1,
+        round_wins=wins,
+        chips=chips,
+        last_round=e,
+        next_server_seed=e.next_server_seed,
+        next_server_seed_hash=e.next_server_seed_hash,
+    )
 
 
 def _match_ended(s: GameState, e: MatchEnded) -> GameState:
@@ -260,6 +285,7 @@ _MUTATORS = {
     TurnTimedOut: _timed_out,
     Resigned: _resigned,
     Aborted: _aborted,
+    ClientSeedSet: _client_seed_set,
     RoundStarted: _round_started,
     RoundEnded: _round_ended,
     MatchEnded: _match_ended,
@@ -329,6 +355,10 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
         "deck_commitment": state.deck_commitment,
         "rated": state.rated,
         "resigned": sorted(state.resigned),
+        "server_seed": state.server_seed,
+        "next_server_seed": state.next_server_seed,
+        "next_server_seed_hash": state.next_server_seed_hash,
+        "client_seeds": list(state.client_seeds),
     }
 
 
@@ -374,4 +404,8 @@ def state_from_dict(data: dict[str, Any]) -> GameState:
         deck_commitment=data["deck_commitment"],
         rated=data.get("rated", True),  # snapshots written before these fields
         resigned=frozenset(data.get("resigned", ())),
+        server_seed=data.get("server_seed", ""),
+        next_server_seed=data.get("next_server_seed", ""),
+        next_server_seed_hash=data.get("next_server_seed_hash", ""),
+        client_seeds=tuple(data.get("client_seeds", ("", "", ""))),
     )

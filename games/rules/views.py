@@ -22,7 +22,10 @@ def _rules_dict(rules) -> dict[str, Any]:
 
 @lru_cache(maxsize=256)
 def _event_dict(event: Event) -> dict[str, Any]:
-    return event.to_dict()
+    """An event's dict without the server's secret for the next deal (``next_server_seed``)."""
+    data = event.to_dict()
+    data.pop("next_server_seed", None)
+    return data
 
 
 def _meld_view(meld, seat: int | None, reveal: bool) -> dict[str, Any]:
@@ -80,16 +83,29 @@ def player_view(state: GameState, seat: int | None, reveal: bool = False) -> dic
     return view
 
 
+def hidden_from_some(event: Event | dict[str, Any]) -> bool:
+    """Whether some reader may not see all of this event (a deal, a draw, a secret set): the
+    server then stores a random ``nonce`` in it, redacted with the content, so the event's hash
+    cannot be brute-forced back to the hidden cards."""
+    data = event_to_dict(event) if isinstance(event, Event) else event
+    kind = data.get("type")
+    return kind in ("round_started", "drew") or (kind == "melded" and bool(data.get("hidden")))
+
+
 def redact_event(event: Event | dict[str, Any], seat: int | None, reveal: bool = False) -> dict:
     """The event as ``seat`` may see it: same ``type`` (and seq, kept by the caller), with the
-    hidden fields removed. ``reveal`` (a finished match) returns it whole."""
+    hidden fields removed, and the ``nonce`` with them. ``reveal`` (a finished match) returns it
+    whole."""
     data = event_to_dict(event) if isinstance(event, Event) else dict(event)
     if reveal:
         return data
     kind = data.get("type")
+    data.pop("next_server_seed", None)  # game_started, round_ended: the next deal's secret
     if kind == "round_started":
         hands = data.pop("hands", [])
         data.pop("salt", None)
+        data.pop("server_seed", None)
+        data.pop("nonce", None)
         stock = data.pop("stock", [])
         data["hand_counts"] = [len(h) for h in hands]
         data["stock_count"] = len(stock)
@@ -97,6 +113,8 @@ def redact_event(event: Event | dict[str, Any], seat: int | None, reveal: bool =
             data["hand"] = list(hands[seat])
     elif kind == "drew" and data.get("seat") != seat:
         data.pop("card", None)
+        data.pop("nonce", None)
     elif kind == "melded" and data.get("hidden") and data.get("seat") != seat:
         data["size"] = len(data.pop("cards", []))
+        data.pop("nonce", None)
     return data

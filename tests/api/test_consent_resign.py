@@ -144,6 +144,9 @@ def test_resign_is_an_event_the_resigner_is_last_and_the_rebuild_agrees(auth_cli
     assert not Event.objects.filter(game_id=game_id, type="turn_timed_out").exists()
     assert Event.objects.filter(game_id=game_id, seq__gt=resigned_at, actor="system").exists()
     assert store.verify_chain(game_id) is None
+    # The legality audit knows resign and the server's moves for a resigned seat.
+    audit = selectors.soundness(game_id, finished=True)
+    assert audit["failure"] is None and audit["legal_ok"] and audit["seal_ok"], audit
     settle(game_id)
     row = PlayerMatch.objects.get(match_id=game_id, player=auth_client.user)
     assert row.resigned is True and row.placement == 3 and row.result == "loss"
@@ -190,6 +193,8 @@ def test_the_sweeper_aborts_an_idle_untimed_table(auth_client, settings):
         {"type": "aborted", "reason": "idle"},
     )
     assert store.verify_chain(game_id) is None
+    audit = selectors.soundness(game.pk, finished=False)
+    assert audit["failure"] is None and audit["legal_ok"], audit
     assert not MatchRecord.objects.filter(pk=game_id).exists()
     call_command("rebuild_projections", "--no-progress")
     assert not MatchRecord.objects.filter(pk=game_id).exists()
