@@ -138,13 +138,21 @@ def check_broken_audit_is_shown(watch: Watch, token: str, game_id: str) -> None:
     try:
         context.add_init_script(f"localStorage.setItem('tongits.token', {json.dumps(token)})")
         page = context.new_page()
-        broken = {"version": 40, "chain_ok": False, "first_broken_seq": 17, "rounds": []}
+        broken = {
+            "version": 40,
+            "chain_ok": False,
+            "first_broken_seq": 17,
+            "sound": False,
+            "failure": {"seq": 17, "check": "chain", "reason": "the hash chain is broken here"},
+            "rounds": [],
+        }
         page.route("**/audit", lambda route: route.fulfill(json=broken))
         page.goto(f"/#/audit/{game_id}")
         verdict = page.get_by_test_id("audit-verdict")
         verdict.wait_for()
         assert verdict.get_attribute("data-sound") == "false"
-        assert "breaks at seq 17" in verdict.inner_text()
+        assert "fails at seq 17 (chain: the hash chain is broken here)" in verdict.inner_text()
+        assert page.get_by_test_id("audit-failed-step").get_attribute("href").endswith("?at=17")
     finally:
         context.close()
 

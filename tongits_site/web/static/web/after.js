@@ -79,19 +79,34 @@ export async function replayScreen(root, route, ctx) {
   history.replaceState(null, "", `#/replay/${id}?at=${first.at}`);
 }
 
-/** Sound when every check the server reports (any boolean `*_ok`) passed. */
+/**
+ * The verdict: the server's own `sound` when it gives one, else sound when every boolean
+ * `*_ok` check passed; `failure` ({seq, check, reason}) names the first bad seq.
+ */
 export function verdictOf(audit) {
-  const failed = Object.entries(audit || {})
+  const a = audit || {};
+  const failed = Object.entries(a)
     .filter(([key, value]) => key.endsWith("_ok") && value === false)
     .map(([key]) => key);
-  const broken = audit && audit.first_broken_seq;
-  return { sound: !failed.length && (broken === null || broken === undefined), failed, broken };
+  const failure = a.failure && typeof a.failure === "object" ? a.failure : null;
+  const broken = failure && failure.seq != null ? failure.seq : a.first_broken_seq;
+  const sound = typeof a.sound === "boolean"
+    ? a.sound
+    : !failed.length && !failure && (broken === null || broken === undefined);
+  return { sound, failed, broken, failure };
 }
 
 export async function auditScreen(root, route) {
   const id = route.id;
   const audit = await api.audit(id);
-  const { sound, failed, broken } = verdictOf(audit);
+  const { sound, failed, broken, failure } = verdictOf(audit);
+  const checked = [
+    audit.chain_ok ? "hash chain" : null,
+    audit.legal_ok ? "every move's legality" : null,
+    audit.commitments_ok ? "every deal's commitment" : null,
+    audit.seal_ok ? "the server's seal" : null,
+    audit.snapshot_ok ? "the snapshot against a fold from zero" : null,
+  ].filter(Boolean);
   const rounds = audit.rounds || [];
   root.append(
     h("h1", {}, "Audit"),
@@ -100,10 +115,13 @@ export async function auditScreen(root, route) {
       "data-sound": sound ? "true" : "false", role: "status" },
     h("h2", {}, sound ? "✔ Sound" : "✘ Not sound"),
     h("p", {}, sound
-      ? `Hash chain of ${audit.version} events verified, every deal's commitment checked${
-        audit.snapshot_ok ? ", the snapshot equals a fold from zero" : ""}.`
-      : `${broken !== null && broken !== undefined ? `The chain breaks at seq ${broken}. ` : ""}${
-        failed.length ? `Failed: ${failed.join(", ")}.` : ""}`)),
+      ? `${audit.version} events checked: ${checked.join(", ") || "no check failed"}.`
+      : `${broken !== null && broken !== undefined ? `It fails at seq ${broken}${
+        failure && failure.check ? ` (${failure.check}${failure.reason ? `: ${failure.reason}` :
+          ""})` : ""}. ` : ""}${failed.length ? `Failed: ${failed.join(", ")}.` : ""}`),
+    broken !== null && broken !== undefined ? h("p", {},
+      h("a", { href: `#/replay/${id}?at=${broken}`, "data-testid": "audit-failed-step" },
+        `See the game at seq ${broken}`)) : null),
     h("div", { class: "panel" },
       h("h2", {}, "Deals"),
       h("table", {},

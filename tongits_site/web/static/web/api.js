@@ -89,7 +89,7 @@ export const api = {
 const GAME_EVENTS = [
   "game_started", "round_started", "drew", "took_discard", "melded", "laid_off", "discarded",
   "draw_called", "challenged", "folded", "turn_timed_out", "round_ended", "match_ended",
-  "resigned", "aborted",
+  "resigned", "aborted", "client_seed_set",
 ];
 const ME_EVENTS = [
   "games", "seated", "match_started", "your_turn", "match_ended", "settled", "unseated",

@@ -236,6 +236,9 @@ function liveTable(root, id, ctx) {
         return `Round ${d.round} over: ${d.winner === null || d.winner === undefined ? "no winner" :
           `${seatName(d.winner)} won`} (${d.reason || "?"})`;
       case "match_ended": return `Match over: ${seatName(d.winner)} won`;
+      case "resigned": return `${who} resigned`;
+      case "aborted": return "The match was aborted";
+      case "client_seed_set": return `${who} added a seed to the next shuffle`;
       default: return item.type;
     }
   }
