@@ -21,6 +21,7 @@ embedded PostgreSQL when they are unset; the defaults below apply to everything 
 """
 
 import os
+import warnings
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -73,6 +74,7 @@ INSTALLED_APPS = [
     "accounts",
     "games",
     "games.live",
+    "tongits_site.web",
     "tongits_site.ops",
 ]
 
@@ -80,6 +82,9 @@ MIDDLEWARE = [
     # First: oversized bodies (413) and control characters in the path or query (400), as JSON.
     "tongits_site.hardening.RequestLimitsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the browser table at /, the admin's) straight from the apps' static/
+    # folders, found at start-up: `make run` needs no collectstatic.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -145,6 +150,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+# STATIC_ROOT exists only after collectstatic (the admin's files for a proxy); the finders
+# above serve the same files without it.
+warnings.filterwarnings("ignore", message=r"No directory at: .*static")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -4,6 +4,7 @@
 /api/schema/   OpenAPI 3 schema;  /api/docs/  Swagger UI over it
 /admin/        Django admin
 /healthz       health check (200 {"status": "ok"} when the database answers), outside /api/
+/              the browser table (tongits_site/web/): one page, a client of /api/v1/
 """
 
 from django.contrib import admin
@@ -11,6 +12,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from tongits_site import api_errors, health
+from tongits_site.web import views as web_views
 
 api_v1 = [
     path("", include("accounts.api.urls")),
@@ -25,6 +27,7 @@ urlpatterns = [
     re_path(r"^api/", api_errors.api_not_found),
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
+    path("", web_views.index, name="web-index"),
 ]
 
 handler400 = api_errors.bad_request

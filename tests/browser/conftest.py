@@ -1,0 +1,82 @@
+"""The browser table's tests: a real Chromium (Debian's ``chromium`` package, driven by
+Playwright through ``executable_path``; no downloaded browser build) against the whole stack
+started as the README says (`make run` on the embedded defaults, in a temporary
+TONGITS_VAR_DIR, on a free port, bot and deal delays 0), as scripts/smoke.py starts it.
+
+Fixtures:
+    stack_url   the stack's base URL (one stack for the module's tests)
+    browser     a headless Chromium
+    watch       ``Watch``: opens pages that record every response, SSE message, JS error
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser.support import Watch
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+CHROMIUM = os.environ.get("TONGITS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _smoke():
+    """scripts/smoke.py: its start_stack / wait_healthy / stop_stack run `make run`."""
+    spec = importlib.util.spec_from_file_location("tongits_smoke", ROOT / "scripts" / "smoke.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tongits_smoke"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def stack_url() -> Iterator[str]:
+    smoke = _smoke()
+    with tempfile.TemporaryDirectory(prefix="tongits-browser-") as tmp:
+        stack = smoke.start_stack(Path(tmp), smoke.free_port())
+        try:
+            smoke.wait_healthy(stack)
+        except BaseException:
+            smoke.stop_stack(stack)
+            print(stack.log_text())
+            raise
+        try:
+            yield stack.base_url
+        finally:
+            failure = None
+            try:
+                smoke.stop_stack(stack)
+            except smoke.SmokeError as exc:
+                failure = exc
+            if failure is not None:
+                print(stack.log_text())
+                raise failure
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM}: apt-get install -y chromium"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def watch(browser, stack_url) -> Iterator[Watch]:
+    watch = Watch(browser, stack_url)
+    try:
+        yield watch
+    finally:
+        watch.close()

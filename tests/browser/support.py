@@ -1,0 +1,174 @@
+"""What the browser tests record and check: every response and SSE message each page received,
+JavaScript errors, 5xx answers, and the hidden-card leak scan over all of it."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.api.games_support import card_strings, secrets, states_by_version
+
+GAME_URL = re.compile(r"/api/v1/games/([0-9a-f-]{36})(?:/|$|\?)")
+
+
+@dataclass
+class Received:
+    """One thing a page got from the server: a JSON body, or one SSE message's data."""
+
+    label: str
+    url: str
+    body: Any
+    sse_event: str | None = None
+
+
+@dataclass
+class Watch:
+    """Opens pages (one browser context each, like separate devices) and records their traffic."""
+
+    browser: Any
+    base_url: str
+    received: list[Received] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    server_errors: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    pending: list[tuple[str, Any]] = field(default_factory=list)
+    contexts: list[Any] = field(default_factory=list)
+    streams: dict[str, str] = field(default_factory=dict)  # CDP request id -> URL
+
+    def open(self, label: str, width: int = 1000, height: int = 900) -> Any:
+        context = self.browser.new_context(
+            base_url=self.base_url, viewport={"width": width, "height": height}
+        )
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: self.errors.append(f"{label}: pageerror {exc}"))
+        page.on(
+            "console",
+            lambda msg: msg.type == "error" and self.errors.append(f"{label}: console {msg.text}"),
+        )
+        page.on("response", lambda response: self._on_response(label, response))
+        # SSE messages as the browser parsed them (Chromium's DevTools protocol): a streamed
+        # body is never complete while the page holds it, so Response.body() cannot see them.
+        cdp = context.new_cdp_session(page)
+        cdp.on(
+            "Network.responseReceived",
+            lambda p: self.streams.__setitem__(p["requestId"], p["response"]["url"]),
+        )
+        cdp.on(
+            "Network.eventSourceMessageReceived",
+            lambda p: self.received.append(
+                Received(
+                    label,
+                    self.streams.get(p["requestId"], "?"),
+                    json.loads(p["data"]),
+                    sse_event=p["eventName"],
+                )
+            ),
+        )
+        cdp.send("Network.enable")
+        return page
+
+    def _on_response(self, label: str, response: Any) -> None:
+        if response.status >= 500:
+            self.server_errors.append(f"{label}: {response.status} {response.url}")
+        kind = response.headers.get("content-type", "")
+        if "json" in kind:
+            self.pending.append((label, response))
+
+    def drain(self) -> None:
+        """Read the JSON bodies of the responses seen so far (while the page still holds them)."""
+        pending, self.pending = self.pending, []
+        for label, response in pending:
+            try:
+                body = response.json()
+            except Exception as exc:  # noqa: BLE001 (recorded, and the test fails on it)
+                self.unread.append(f"{label}: {response.url}: {exc}")
+                continue
+            self.received.append(Received(label, response.url, body))
+
+    def check_clean(self) -> None:
+        """No JavaScript error, no 5xx, every JSON body read."""
+        self.drain()
+        assert not self.errors, self.errors
+        assert not self.server_errors, self.server_errors
+        assert not self.unread, self.unread
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+
+def page_token(page: Any) -> str:
+    return page.evaluate("localStorage.getItem('tongits.token')")
+
+
+def full_event_log(base_url: str, token: str, game_id: str) -> list[dict]:
+    """The whole feed of a finished match (everything revealed), every page of it."""
+    items: list[dict] = []
+    while True:
+        request = urllib.request.Request(
+            f"{base_url}/api/v1/games/{game_id}/events?after={len(items)}",
+            headers={"Authorization": f"Token {token}", "Accept": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = json.load(response)
+        items += body["events"]
+        if not body.get("more"):
+            return items
+
+
+def scan_for_leaks(watch: Watch, game_id: str, events: list[dict]) -> tuple[int, int]:
+    """Check that nothing any page received showed a card its seat could not see then.
+
+    ``events`` is the finished match's revealed feed. Returns (items scanned, controls): a
+    control applies the scan to a received hand as if another seat had got it, and must
+    catch it, so a clean scan means something.
+    """
+    states = states_by_version([item["data"] for item in events])
+    assert [item["seq"] for item in events] == list(range(1, len(events) + 1))
+    seats: dict[str, int] = {}
+    for got in watch.received:
+        body = got.body if isinstance(got.body, dict) else {}
+        seat = body.get("seat", (body.get("game") or {}).get("seat"))
+        if GAME_URL.search(got.url) and isinstance(seat, int):
+            seats.setdefault(got.label, seat)
+    scanned = controls = 0
+    for got in watch.received:
+        match = GAME_URL.search(got.url)
+        if not match or match.group(1) != game_id:
+            # Lobby, tables, accounts: no card belongs there at all.
+            assert not list(card_strings(got.body)), (got.label, got.url, got.body)
+            scanned += 1
+            continue
+        seat = seats[got.label]
+
+        def check(value: Any, version: int | None, now: int | None = None, got=got, seat=seat):
+            """``version``: the step the body shows; ``now``: the game's version when it was
+            answered (a replay shows an earlier step)."""
+            if version is None or states[now or version].phase == "match_over":
+                return  # the match is over: everything is revealed by design
+            leaked = set(card_strings(value)) & secrets(states[version], seat)
+            assert not leaked, (got.label, got.url, got.sse_event, version, leaked)
+
+        body = got.body
+        if got.sse_event is not None:
+            version = body.get("version") if got.sse_event == "view" else body.get("seq")
+            check(body, version)
+            scanned += 1
+        else:
+            for item in body.get("events", []) if isinstance(body, dict) else []:
+                check(item, item["seq"])
+                scanned += 1
+            rest = {k: v for k, v in body.items() if k != "events"}
+            now = rest.get("version") or (rest.get("game") or {}).get("version")
+            check(rest, rest.get("at") or now, now)
+            scanned += 1
+        hand = ((body.get("game") or body).get("view") or {}).get("hand")
+        version = body.get("version") or (body.get("game") or {}).get("version")
+        if hand and version and states[version].phase not in ("match_over", "round_over"):
+            assert set(hand) <= secrets(states[version], (seat + 1) % 3)
+            controls += 1
+    return scanned, controls

@@ -1,0 +1,179 @@
+// The public API and its streams, as any client uses them (README "API", docs/live.md).
+// Defensive by design: unknown fields in answers are ignored, never required.
+
+const BASE = "/api/v1";
+const TOKEN_KEY = "tongits.token";
+const USER_KEY = "tongits.username";
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const detail = (body && (body.detail || body.code)) || `HTTP ${status}`;
+    super(typeof detail === "string" ? detail : JSON.stringify(detail));
+    this.status = status;
+    this.code = (body && body.code) || "";
+    this.body = body || {};
+  }
+}
+
+export function session() {
+  return { token: localStorage.getItem(TOKEN_KEY), username: localStorage.getItem(USER_KEY) };
+}
+
+export function saveSession(token, username) {
+  localStorage.setItem(TOKEN_KEY, token);
+  localStorage.setItem(USER_KEY, username);
+}
+
+export function clearSession() {
+  localStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(USER_KEY);
+}
+
+function newKey() {
+  if (globalThis.crypto && crypto.randomUUID) return crypto.randomUUID();
+  return `${Date.now()}-${Math.random().toString(16).slice(2)}`;
+}
+
+/** One JSON request; resolves to the parsed body, rejects with an ApiError on 4xx/5xx. */
+export async function call(method, path, body, extraHeaders = {}) {
+  const headers = { Accept: "application/json", ...extraHeaders };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const { token } = session();
+  if (token) headers.Authorization = `Token ${token}`;
+  const response = await fetch(BASE + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = { detail: text.slice(0, 200) };
+    }
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+export const api = {
+  register: (username, password, email) =>
+    call("POST", "/auth/register", { username, password, email: email || "" }),
+  login: (username, password) => call("POST", "/auth/token", { username, password }),
+  logout: () => call("POST", "/auth/logout"),
+  me: () => call("GET", "/me"),
+  myGames: () => call("GET", "/me/games"),
+  openTables: () => call("GET", "/tables?status=waiting"),
+  createTable: (rules, seats) => call("POST", "/tables", { rules, seats }),
+  table: (id) => call("GET", `/tables/${id}`),
+  join: (id) => call("POST", `/tables/${id}/join`),
+  leave: (id) => call("POST", `/tables/${id}/leave`),
+  start: (id) => call("POST", `/tables/${id}/start`),
+  answerInvitation: (id, answer) => call("POST", `/tables/${id}/invitation`, { answer }),
+  game: (id) => call("GET", `/games/${id}`),
+  command: (id, command, version) =>
+    call(
+      "POST",
+      `/games/${id}/commands`,
+      { command, expected_version: version },
+      { "Idempotency-Key": newKey() },
+    ),
+  replay: (id, at) => call("GET", `/games/${id}/replay${at ? `?at=${at}` : ""}`),
+  audit: (id) => call("GET", `/games/${id}/audit`),
+};
+
+// Every event type of the game stream (an EventSource needs one listener per name). A type
+// added later still reaches the page through the `view` frame that follows every batch.
+const GAME_EVENTS = [
+  "game_started", "round_started", "drew", "took_discard", "melded", "laid_off", "discarded",
+  "draw_called", "challenged", "folded", "turn_timed_out", "round_ended", "match_ended",
+  "resigned", "aborted", "client_seed_set",
+];
+const ME_EVENTS = [
+  "games", "seated", "match_started", "your_turn", "match_ended", "settled", "unseated",
+  "table_closed", "invited",
+];
+
+/**
+ * Follow a stream with one-time tickets (an EventSource cannot send the token header).
+ * Reconnects with a fresh ticket and ?after=<last seq>, backing off 1, 2, 4 ... 8 s.
+ * handlers: onEvent(type, data), onEnd(data), onError(err). Returns { close() }.
+ */
+function follow(ticketPath, streamPath, names, handlers, after = 0) {
+  let source = null;
+  let closed = false;
+  let lastSeq = after;
+  let backoff = 1000;
+  let timer = null;
+
+  async function open() {
+    if (closed) return;
+    let ticket;
+    try {
+      ticket = (await call("POST", ticketPath)).ticket;
+    } catch (err) {
+      if (handlers.onError) handlers.onError(err);
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500) return;
+      return retry();
+    }
+    if (closed) return;
+    const query = new URLSearchParams({ ticket });
+    if (lastSeq) query.set("after", String(lastSeq));
+    source = new EventSource(`${BASE}${streamPath}?${query}`);
+    const listen = (name) =>
+      source.addEventListener(name, (message) => {
+        backoff = 1000;
+        let data = null;
+        try {
+          data = JSON.parse(message.data);
+        } catch {
+          return;
+        }
+        if (message.lastEventId && /^\d+$/.test(message.lastEventId)) {
+          lastSeq = Math.max(lastSeq, Number(message.lastEventId));
+        }
+        if (name === "end") {
+          closed = true;
+          source.close();
+          if (handlers.onEnd) handlers.onEnd(data);
+          if (data && data.reason === "shutdown") {
+            closed = false; // the server process is stopping: reconnect elsewhere
+            retry();
+          }
+          return;
+        }
+        handlers.onEvent(name, data);
+      });
+    for (const name of [...names, "view", "end"]) listen(name);
+    source.onerror = () => {
+      if (source) source.close();
+      retry();
+    };
+  }
+
+  function retry() {
+    if (closed) return;
+    clearTimeout(timer);
+    timer = setTimeout(open, backoff);
+    backoff = Math.min(backoff * 2, 8000);
+  }
+
+  open();
+  return {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      if (source) source.close();
+    },
+  };
+}
+
+export function followGame(id, handlers, after = 0) {
+  return follow(`/games/${id}/stream-ticket`, `/games/${id}/stream`, GAME_EVENTS, handlers, after);
+}
+
+export function followMe(handlers) {
+  return follow("/me/stream-ticket", "/me/stream", ME_EVENTS, handlers);
+}

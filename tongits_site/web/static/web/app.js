@@ -1,0 +1,249 @@
+// The browser table: screens routed by the URL's hash, drawn from the API's answers.
+//   #/login  #/lobby  #/table/<id>  #/replay/<id>?at=N  #/audit/<id>
+
+import { api, ApiError, clearSession, followMe, saveSession, session } from "./api.js";
+import { h, clear, say } from "./dom.js";
+import { tableScreen } from "./table.js";
+import { replayScreen, auditScreen } from "./after.js";
+
+const app = document.getElementById("app");
+let cleanup = null;
+
+function route() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [path, query = ""] = hash.split("?");
+  const [name = "", id = ""] = path.split("/");
+  return { name, id, params: new URLSearchParams(query) };
+}
+
+export function go(hash) {
+  if (location.hash === hash) render();
+  else location.hash = hash;
+}
+
+function showWho() {
+  const who = document.getElementById("whoami");
+  clear(who);
+  const { token, username } = session();
+  if (!token) return;
+  who.append(
+    h("span", {}, `Signed in as ${username || "?"} `),
+    h("button", { type: "button", class: "link", onclick: logout }, "Log out"),
+  );
+}
+
+async function logout() {
+  try {
+    await api.logout();
+  } catch {
+    // the token may already be gone: log out locally anyway
+  }
+  clearSession();
+  go("#/login");
+}
+
+async function render() {
+  if (cleanup) cleanup();
+  cleanup = null;
+  say("");
+  showWho();
+  const r = route();
+  const { token } = session();
+  if (!token && r.name !== "login") return go("#/login");
+  clear(app);
+  const screens = {
+    login: loginScreen,
+    lobby: lobbyScreen,
+    table: tableScreen,
+    replay: replayScreen,
+    audit: auditScreen,
+  };
+  const screen = screens[r.name] || (token ? lobbyScreen : loginScreen);
+  try {
+    cleanup = (await screen(app, r, { go, handleError })) || null;
+  } catch (err) {
+    handleError(err);
+  }
+  app.focus({ preventScroll: true });
+}
+
+export function handleError(err) {
+  if (err instanceof ApiError && err.status === 401) {
+    clearSession();
+    say("Your session ended: log in again.");
+    go("#/login");
+    return;
+  }
+  say(err instanceof ApiError ? `${err.message} (${err.code || err.status})` : String(err), true);
+}
+
+// ------------------------------------------------------------------ log in / register
+
+function loginScreen(root) {
+  const form = (id, title, withEmail, submit) => {
+    const user = h("input", { id: `${id}-username`, name: "username", required: true,
+      autocomplete: "username", "data-testid": `${id}-username` });
+    const pass = h("input", { id: `${id}-password`, name: "password", type: "password",
+      required: true, autocomplete: id === "register" ? "new-password" : "current-password",
+      "data-testid": `${id}-password` });
+    const email = h("input", { id: `${id}-email`, name: "email", type: "email",
+      autocomplete: "email" });
+    const el = h("form", { class: "panel", "aria-labelledby": `${id}-title` },
+      h("h2", { id: `${id}-title` }, title),
+      h("label", { for: `${id}-username` }, "Username"), user,
+      h("label", { for: `${id}-password` }, "Password"), pass,
+      withEmail ? [h("label", { for: `${id}-email` }, "Email (optional)"), email] : [],
+      h("button", { type: "submit", "data-testid": `${id}-submit` }, title),
+    );
+    el.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      try {
+        const body = await submit(user.value.trim(), pass.value, email.value.trim());
+        saveSession(body.token, user.value.trim());
+        go("#/lobby");
+      } catch (err) {
+        if (err instanceof ApiError && err.body && err.body.fields) {
+          const fields = Object.entries(err.body.fields)
+            .map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`).join("; ");
+          say(`${err.message} ${fields}`, true);
+        } else handleError(err);
+      }
+    });
+    return el;
+  };
+  root.append(
+    h("h1", {}, "Play Tongits"),
+    h("div", { class: "columns" },
+      form("login", "Log in", false, (u, p) => api.login(u, p)),
+      form("register", "Register", true, (u, p, e) => api.register(u, p, e)),
+    ),
+  );
+}
+
+// ------------------------------------------------------------------ lobby
+
+const LEVELS = ["easy", "normal", "hard"];
+const PRESETS = ["standard", "house", "h19"];
+
+function select(id, label, options, value) {
+  const el = h("select", { id, name: id },
+    options.map((o) => h("option", { value: o, selected: o === value }, o)));
+  return [h("label", { for: id }, label), el];
+}
+
+function seatChooser(id, label) {
+  const kind = h("select", { id: `${id}-kind`, "aria-label": `${label}: who` },
+    h("option", { value: "open" }, "open seat"),
+    LEVELS.map((l) => h("option", { value: `bot:${l}` }, `bot (${l})`)),
+    h("option", { value: "user" }, "a friend by name"));
+  const name = h("input", { id: `${id}-name`, "aria-label": `${label}: friend's username`,
+    placeholder: "username", hidden: true });
+  kind.addEventListener("change", () => { name.hidden = kind.value !== "user"; });
+  const seat = () => {
+    if (kind.value === "open") return { kind: "open" };
+    if (kind.value === "user") return { kind: "user", username: name.value.trim() };
+    return { kind: "bot", level: kind.value.split(":")[1] };
+  };
+  return { el: h("fieldset", {}, h("legend", {}, label), kind, name), seat };
+}
+
+async function lobbyScreen(root) {
+  const { username } = session();
+  const [labelA, selA] = select("quick-bot-1", "First bot", LEVELS, "easy");
+  const [labelB, selB] = select("quick-bot-2", "Second bot", LEVELS, "normal");
+  const [labelP, selP] = select("quick-preset", "Rules", PRESETS, "standard");
+  const quick = h("form", { class: "panel", "aria-labelledby": "quick-title" },
+    h("h2", { id: "quick-title" }, "Quick play against bots"),
+    labelP, selP, labelA, selA, labelB, selB,
+    h("button", { type: "submit", "data-testid": "quick-play" }, "Play now"));
+  quick.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const table = await api.createTable(selP.value, [
+        { kind: "user" },
+        { kind: "bot", level: selA.value },
+        { kind: "bot", level: selB.value },
+      ]);
+      go(`#/table/${table.id}`);
+    } catch (err) {
+      handleError(err);
+    }
+  });
+
+  const [labelF, selF] = select("friends-preset", "Rules", PRESETS, "standard");
+  const s2 = seatChooser("friends-seat-2", "Seat 2");
+  const s3 = seatChooser("friends-seat-3", "Seat 3");
+  const friends = h("form", { class: "panel", "aria-labelledby": "friends-title" },
+    h("h2", { id: "friends-title" }, "A table with friends"),
+    labelF, selF, s2.el, s3.el,
+    h("button", { type: "submit", "data-testid": "create-table" }, "Open the table"));
+  friends.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const table = await api.createTable(selF.value, [{ kind: "user" }, s2.seat(), s3.seat()]);
+      go(`#/table/${table.id}`);
+    } catch (err) {
+      handleError(err);
+    }
+  });
+
+  const mine = h("section", { class: "panel", "aria-labelledby": "mine-title" },
+    h("h2", { id: "mine-title" }, "Your games"), h("p", {}, "Loading…"));
+  const open = h("section", { class: "panel", "aria-labelledby": "open-title" },
+    h("h2", { id: "open-title" }, "Open tables"), h("p", {}, "Loading…"));
+
+  root.append(h("h1", {}, `Lobby`), h("div", { class: "columns" }, quick, friends, mine, open));
+
+  const drawMine = (games) => {
+    const list = [...((games && games.games) || [])].sort(
+      (a, b) => Number(Boolean(b.is_my_turn)) - Number(Boolean(a.is_my_turn)));
+    clear(mine).append(h("h2", { id: "mine-title" }, "Your games"));
+    if (!list.length) mine.append(h("p", {}, "No waiting or active table."));
+    else {
+      mine.append(h("ul", { class: "plain", "data-testid": "my-games" }, list.map((g) =>
+        h("li", {},
+          h("a", { href: `#/table/${g.game_id}` },
+            g.is_my_turn ? h("strong", {}, g.draw_answer ? "Answer the Draw" : "Your turn") :
+              g.invitation === "pending" ? h("strong", {}, "Invitation") :
+                h("span", {}, g.status),
+            ` · round ${g.round || 0} · ${String(g.game_id).slice(0, 8)}`)))));
+    }
+  };
+  const [games, tables] = await Promise.all([api.myGames(), api.openTables()]);
+  drawMine(games);
+  // Your games stay current: /me/stream sends the whole list again after each notice.
+  const notices = followMe({
+    onEvent: (type, data) => {
+      if (type === "games") drawMine(Array.isArray(data) ? { games: data } : data);
+    },
+  });
+  clear(open).append(h("h2", { id: "open-title" }, "Open tables"));
+  const others = (Array.isArray(tables) ? tables : (tables && tables.results) || [])
+    .filter((t) => !(t.seats || []).some((s) => s.username === username));
+  if (!others.length) open.append(h("p", {}, "No open table right now."));
+  else {
+    open.append(h("ul", { class: "plain" }, others.map((t) => {
+      const who = (t.seats || []).map((s) => s.username || (s.kind === "bot" ?
+        `bot (${s.level})` : s.kind)).join(", ");
+      const preset = (t.rules && t.rules.preset) || "custom";
+      return h("li", {}, `${t.created_by || "?"}'s table (${preset}): ${who} `,
+        h("button", {
+          type: "button",
+          "data-testid": "join-table",
+          "data-table": t.id,
+          onclick: async () => {
+            try {
+              await api.join(t.id);
+              go(`#/table/${t.id}`);
+            } catch (err) {
+              handleError(err);
+            }
+          },
+        }, "Join"));
+    })));
+  }
+  return () => notices.close();
+}
+
+window.addEventListener("hashchange", render);
+render();
