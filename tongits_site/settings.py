@@ -280,6 +280,8 @@ TONGITS_THROTTLE_RATES = {
     "reads": os.environ.get("TONGITS_RATE_READS", "1200/m"),  # per token (address without)
     "commands": os.environ.get("TONGITS_RATE_COMMANDS", "300/m"),  # per user
     "register": os.environ.get("TONGITS_RATE_REGISTER", "20/h"),  # per client address
+    # per client address: each request may send a mail
+    "password_reset": os.environ.get("TONGITS_RATE_PASSWORD_RESET", "10/h"),
 }
 # Failed log-ins: blocked from the Nth failure in a window, for BACKOFF s doubling per failure.
 TONGITS_LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("TONGITS_LOGIN_FAILURES_PER_ACCOUNT", "5"))

@@ -140,6 +140,16 @@ class RegisterThrottle(FixedWindowThrottle):
         return f"addr:{client_address(request)}"
 
 
+class PasswordResetThrottle(FixedWindowThrottle):
+    """Password-reset requests per client address: each may send a mail, so a stranger must not
+    be able to flood an inbox (or the mail server) through the endpoint."""
+
+    scope = "password_reset"
+
+    def get_key(self, request: Request, view: Any) -> str | None:
+        return f"addr:{client_address(request)}"
+
+
 def _error(description: str) -> dict[str, Any]:
     return {
         "description": description,

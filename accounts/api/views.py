@@ -34,7 +34,7 @@ from accounts.api.serializers import (
 )
 from accounts.models import Session
 from tongits_site.api_errors import error_responses
-from tongits_site.throttling import RegisterThrottle
+from tongits_site.throttling import PasswordResetThrottle, RegisterThrottle
 
 TAGS = ["accounts"]
 #: No authentication on log-in, register and public reads: a stale or revoked token in the
@@ -158,6 +158,7 @@ class PasswordChangeApi(APIView):
 class PasswordResetApi(APIView):
     permission_classes = [AllowAny]
     authentication_classes = PUBLIC
+    throttle_classes = [PasswordResetThrottle]
 
     @extend_schema(
         operation_id="auth_password_reset",

@@ -153,6 +153,18 @@ def test_registrations_per_address(api_client, settings):
     assert_throttled(response)
 
 
+def test_password_reset_requests_per_address(api_client, settings, mailoutbox):
+    settings.TONGITS_THROTTLE_RATES = {
+        **settings.TONGITS_THROTTLE_RATES,
+        "password_reset": "2/9999d",
+    }
+    reset = "/api/v1/auth/password-reset"
+    for n in range(2):
+        response = api_client.post(reset, {"email": f"someone{n}@example.com"}, "json")
+        assert response.status_code == 202, response.content
+    assert_throttled(api_client.post(reset, {"email": "someone@example.com"}, "json"))
+
+
 def test_commands_per_user(auth_client, settings):
     settings.TONGITS_THROTTLE_RATES = {**settings.TONGITS_THROTTLE_RATES, "commands": "2/9999d"}
     seats = [{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "easy"}]
