@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,13 @@ def _smoke():
 
 
 @pytest.fixture(scope="module")
-def stack_url() -> Iterator[str]:
+def stack_url(stack) -> str:
+    return stack.base_url
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Any]:
+    """The running stack (scripts/smoke.py's Stack: base_url, log_text() of every process)."""
     smoke = _smoke()
     with tempfile.TemporaryDirectory(prefix="tongits-browser-") as tmp:
         stack = smoke.start_stack(Path(tmp), smoke.free_port())
@@ -48,7 +55,7 @@ def stack_url() -> Iterator[str]:
             print(stack.log_text())
             raise
         try:
-            yield stack.base_url
+            yield stack
         finally:
             failure = None
             try:

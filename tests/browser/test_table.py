@@ -7,6 +7,9 @@
    in one appears in the other within a second, without a reload.
 3. A friend named at a table sees the invitation arrive in the lobby, accepts it, and the
    match starts for both.
+4. A player who forgot their password asks for a link on the log-in page, follows the mailed
+   link (the stack prints mail on its console) to the reset page, sets a new password and logs
+   in with it.
 
 All fail on any JavaScript error, console error or 5xx answer; the two that play a whole match
 scan every response and stream message the browser received for hidden cards. With
@@ -330,3 +333,48 @@ def test_a_friend_named_at_a_table_accepts_the_invitation(watch: Watch) -> None:
         page.get_by_test_id("table").wait_for()
         page.get_by_test_id("hand-card").first.wait_for()
     watch.check_clean()
+
+
+def test_a_forgotten_password_is_reset_through_the_mailed_link(watch: Watch, stack) -> None:
+    """The reset mail's link (TONGITS_PASSWORD_RESET_URL) opens the browser table's reset page;
+    the new password works, and the link works only once."""
+    page = watch.open("maria")
+    username = f"maria-{uuid.uuid4().hex[:6]}"
+    email = f"{username}@example.com"
+    page.goto("/")
+    page.get_by_test_id("register-username").fill(username)
+    page.get_by_test_id("register-password").fill(PASSWORD)
+    page.locator("#register-email").fill(email)
+    page.get_by_test_id("register-submit").click()
+    page.get_by_test_id("quick-play").wait_for()
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_test_id("forgot-email").fill(email)
+    page.get_by_test_id("forgot-submit").click()
+    page.get_by_text("a reset link is on its way").wait_for()
+
+    deadline = time.monotonic() + 30
+    link = None
+    while link is None and time.monotonic() < deadline:  # the worker sends it
+        found = re.findall(r"(#/reset\?uid=[\w-]+&token=[\w-]+)", stack.log_text())
+        link = found[-1] if found else None
+        if link is None:
+            time.sleep(0.2)
+    assert link is not None, "no reset mail on the stack's console"
+    page.goto("/" + link)
+    page.get_by_test_id("reset-password").fill("a-new-browser-passphrase")
+    page.get_by_test_id("reset-submit").click()
+    page.get_by_test_id("reset-done").wait_for()
+
+    page.goto("/#/login")
+    page.get_by_test_id("login-username").fill(username)
+    page.get_by_test_id("login-password").fill("a-new-browser-passphrase")
+    page.get_by_test_id("login-submit").click()
+    page.get_by_test_id("quick-play").wait_for()
+    # The link worked once: a second use is refused (400 invalid_reset_token, not a 5xx).
+    page.get_by_role("button", name="Log out").click()
+    page.goto("/" + link)
+    page.get_by_test_id("reset-password").fill("a-third-browser-passphrase")
+    page.get_by_test_id("reset-submit").click()
+    page.locator("#status.error").wait_for()
+    assert "invalid_reset_token" in page.locator("#status").inner_text()
+    watch.check_clean(allow=("status of 400",))

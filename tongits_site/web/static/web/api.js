@@ -63,6 +63,9 @@ export const api = {
     call("POST", "/auth/register", { username, password, email: email || "" }),
   login: (username, password) => call("POST", "/auth/token", { username, password }),
   logout: () => call("POST", "/auth/logout"),
+  requestReset: (email) => call("POST", "/auth/password-reset", { email }),
+  confirmReset: (uid, token, newPassword) =>
+    call("POST", "/auth/password-reset/confirm", { uid, token, new_password: newPassword }),
   me: () => call("GET", "/me"),
   myGames: () => call("GET", "/me/games"),
   openTables: () => call("GET", "/tables?status=waiting"),

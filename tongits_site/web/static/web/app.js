@@ -1,5 +1,6 @@
 // The browser table: screens routed by the URL's hash, drawn from the API's answers.
 //   #/login  #/lobby  #/table/<id>  #/replay/<id>?at=N  #/audit/<id>
+//   #/reset?uid=..&token=..  (the link of a password-reset mail: TONGITS_PASSWORD_RESET_URL)
 
 import { api, ApiError, clearSession, followMe, saveSession, session } from "./api.js";
 import { h, clear, say } from "./dom.js";
@@ -42,6 +43,8 @@ async function logout() {
   go("#/login");
 }
 
+const PUBLIC_SCREENS = new Set(["login", "reset"]);
+
 async function render() {
   if (cleanup) cleanup();
   cleanup = null;
@@ -49,7 +52,7 @@ async function render() {
   showWho();
   const r = route();
   const { token } = session();
-  if (!token && r.name !== "login") return go("#/login");
+  if (!token && !PUBLIC_SCREENS.has(r.name)) return go("#/login");
   clear(app);
   const screens = {
     login: loginScreen,
@@ -57,6 +60,7 @@ async function render() {
     table: tableScreen,
     replay: replayScreen,
     audit: auditScreen,
+    reset: resetScreen,
   };
   const screen = screens[r.name] || (token ? lobbyScreen : loginScreen);
   try {
@@ -117,7 +121,62 @@ function loginScreen(root) {
       form("login", "Log in", false, (u, p) => api.login(u, p)),
       form("register", "Register", true, (u, p, e) => api.register(u, p, e)),
     ),
+    forgotForm(),
   );
+}
+
+// The same answer whether or not an account has the address (the server's 202).
+function forgotForm() {
+  const email = h("input", { id: "forgot-email", name: "email", type: "email", required: true,
+    autocomplete: "email", "data-testid": "forgot-email" });
+  const el = h("form", { class: "panel", "aria-labelledby": "forgot-title" },
+    h("h2", { id: "forgot-title" }, "Forgot your password?"),
+    h("label", { for: "forgot-email" }, "Email"), email,
+    h("button", { type: "submit", "data-testid": "forgot-submit" }, "Mail me a link"),
+  );
+  el.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await api.requestReset(email.value.trim());
+      say("If an account has this address, a reset link is on its way.");
+    } catch (err) {
+      handleError(err);
+    }
+  });
+  return el;
+}
+
+// ------------------------------------------------------------------ password reset
+
+function resetScreen(root, r) {
+  const uid = r.params.get("uid") || "";
+  const token = r.params.get("token") || "";
+  const pass = h("input", { id: "reset-password", name: "password", type: "password",
+    required: true, autocomplete: "new-password", "data-testid": "reset-password" });
+  const el = h("form", { class: "panel", "aria-labelledby": "reset-title" },
+    h("h2", { id: "reset-title" }, "Choose a new password"),
+    h("label", { for: "reset-password" }, "New password"), pass,
+    h("button", { type: "submit", "data-testid": "reset-submit" }, "Set the password"),
+  );
+  el.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await api.confirmReset(uid, token, pass.value);
+      clearSession(); // every session ended with the reset
+      showWho();
+      clear(root).append(
+        h("h1", {}, "Your password is set"),
+        h("p", { "data-testid": "reset-done" }, "Every session ended: ",
+          h("a", { href: "#/login" }, "log in"), " with the new password."),
+      );
+    } catch (err) {
+      if (err instanceof ApiError && err.body && err.body.fields) {
+        const fields = Object.values(err.body.fields).flat().join(" ");
+        say(`${err.message} ${fields}`, true);
+      } else handleError(err);
+    }
+  });
+  root.append(h("h1", {}, "Reset your password"), el);
 }
 
 // ------------------------------------------------------------------ lobby
