@@ -17,8 +17,8 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 
