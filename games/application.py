@@ -150,21 +150,26 @@ def awaiting(state: GameState, settled: bool) -> str:
 SERVER_WORK = (Game.Awaiting.BOT, Game.Awaiting.DEAL, Game.Awaiting.SETTLE)
 
 
-def server_delay(kind: str) -> float:
-    """How long the server waits before doing the ``kind`` of work a table awaits."""
+def server_delay(kind: str, phase: str | None = None) -> float:
+    """How long the server waits before doing the ``kind`` of work a table awaits (the first
+    deal, in phase ``dealing``, has a delay of its own)."""
     delays = {
         Game.Awaiting.BOT: settings.TONGITS_BOT_DELAY_SECONDS,
-        Game.Awaiting.DEAL: settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
+        Game.Awaiting.DEAL: settings.TONGITS_FIRST_DEAL_DELAY_SECONDS
+        if phase == "dealing"
+        else settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
     }
     return max(0.0, delays.get(kind, 0.0))
 
 
-def server_work_due(kind: str, turn_deadline: datetime | None, now: datetime) -> datetime | None:
+def server_work_due(
+    kind: str, turn_deadline: datetime | None, now: datetime, phase: str | None = None
+) -> datetime | None:
     """When the scheduler should act on the table: its bot move, deal or settlement, or the
     turn deadline, whichever comes first; None when only a person can move it on."""
     due = [turn_deadline] if turn_deadline is not None else []
     if kind in SERVER_WORK:
-        due.append(now + timedelta(seconds=server_delay(kind)))
+        due.append(now + timedelta(seconds=server_delay(kind, phase)))
     return min(due) if due else None
 
 
@@ -203,7 +208,7 @@ def project(
         "turn_deadline": deadline,
         "winner_seat": after.match_winner if finished else None,
         "awaiting": kind,
-        "due_at": server_work_due(kind, deadline, now),
+        "due_at": server_work_due(kind, deadline, now, after.phase),
         "started_at": head.started_at or now,
         "finished_at": (head.finished_at or now) if finished else None,
     }
@@ -245,8 +250,8 @@ Presenter = Callable[[Written], dict[str, Any]]
 
 
 def _deals_at_once(state: GameState) -> bool:
-    if state.phase == "dealing":  # right after game_started: the first deal never waits
-        return True
+    if state.phase == "dealing":  # right after game_started: a seed window, if one is set
+        return settings.TONGITS_FIRST_DEAL_DELAY_SECONDS < 0
     return state.phase == "round_over" and settings.TONGITS_NEXT_ROUND_DELAY_SECONDS < 0
 
 

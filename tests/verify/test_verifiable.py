@@ -17,13 +17,15 @@ import json
 import random
 import subprocess
 import sys
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from games import play, store
-from games.models import Event, GameSeal, SealKey
+from games.models import Event, Game, GameSeal, SealKey
 from games.rules import RuleSet, deck_commitment, legal_commands
 from games.verify import key_id, verify_export
 from games.verify.__main__ import main as verify_main
@@ -457,3 +459,30 @@ def test_server_events_with_receipts_and_seeds_fit_the_event_schemas(player, set
     assert any("nonce" in e["data"] for e in shown)
     for event in shown:
         assert [e.message for e in check.iter_errors(event["data"])] == [], event
+
+
+def test_with_a_first_deal_window_round_one_is_seeded_too(player, settings, tmp_path):
+    """TONGITS_FIRST_DEAL_DELAY_SECONDS >= 0: the start writes game_started only (with its
+    commitment); the table waits in "dealing", due when the window ends, and a seat's seed sent
+    meanwhile is mixed into round 1's shuffle; the verifiers check it."""
+    settings.TONGITS_FIRST_DEAL_DELAY_SECONDS = 30
+    before = timezone.now()
+    game = bot_table(player.user)
+    game_id = str(game.pk)
+    game.refresh_from_db()
+    assert [d["type"] for d in datas(game_id)] == ["game_started"]
+    assert datas(game_id)[0]["next_server_seed_hash"]
+    assert (game.phase, game.awaiting) == ("dealing", Game.Awaiting.DEAL)
+    assert game.due_at >= before + timedelta(seconds=30)
+    view = player.get(f"/api/v1/games/{game_id}").json()
+    assert view["legal_commands"] == [] and view["view"]["hand"] == []
+    response = player.post(f"/api/v1/games/{game_id}/seed", {"client_seed": "round-1"}, "json")
+    assert response.status_code == 200, response.content
+    version = store.read(game_id).version
+    assert play.deal_next_round(game_id=game_id, expected_version=version) == "done"
+    dealt = datas(game_id)[-1]
+    assert dealt["type"] == "round_started" and dealt["client_seeds"] == ["round-1", "", ""]
+    play_to_end(game.pk, player.user, random.Random(7), timeouts=0.05)
+    doc = export(player, game_id)
+    assert verify_export(doc, {key_id(server_key()): server_key()}) is None
+    assert independent.verify(doc, server_key()) is None
