@@ -103,6 +103,8 @@ def setup_tables(tables: int) -> list[tuple[str, list[str]]]:
         seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in seated[1:]]
         rules = {"preset": "standard", "wins_to_match": 99, "turn_seconds": 0}
         game = lobby.table_create(user=seated[0], rules=rules, seats=seats)
+        for invited in seated[1:]:  # a seat given by name is an invitation
+            lobby.table_respond(game_id=game.pk, user=invited, accept=True)
         lobby.table_start(game_id=game.pk, user=seated[0])
         out.append((str(game.pk), [session_create(user=u)[1] for u in seated]))
     from django.db import connections

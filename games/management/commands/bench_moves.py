@@ -55,6 +55,8 @@ class Player:
                 {"kind": "user", "username": users[2].username},
             ],
         )
+        for invited in users[1:3]:  # a seat given by name is an invitation
+            lobby.table_respond(game_id=table.pk, user=invited, accept=True)
         lobby.table_start(game_id=table.pk, user=users[0])
         self.game_id = table.pk
         self.users = users
