@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from games.rules import (
@@ -242,6 +243,22 @@ def check_deal(state: GameState, data: Mapping[str, Any], game_id: str) -> str |
     return None
 
 
+def _decided(command: dict[str, Any], state: GameState, seat: int, _data: Any) -> list:
+    return decide(state, seat, command)
+
+
+#: Events a seat causes that record no game command: what the rules give for them.
+SEAT_STEPS: dict[str, Callable[[GameState, int, Mapping[str, Any]], list]] = {
+    "client_seed_set": lambda s, seat, d: [set_client_seed(s, seat, d.get("client_seed"))],
+    "resigned": lambda s, seat, _d: resign(s, seat),
+}
+#: Events only the server writes, and what the rules give for them.
+SYSTEM_STEPS: dict[str, Callable[[GameState, Mapping[str, Any]], list]] = {
+    "turn_timed_out": lambda s, _d: time_out(s),
+    "aborted": lambda s, d: abort(s, str(d.get("reason", ""))),
+}
+
+
 def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
     """Re-fold the game from its first event and check that each event is what the rules give.
 
@@ -288,52 +305,31 @@ def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
             state = dealt
             i += 1
             continue
-        if kind == "client_seed_set":
-            seat = rec.data.get("seat")
-            if not isinstance(seat, int) or not 0 <= seat <= 2:
-                return Failure(rec.seq, "legality", f"seat {seat!r} is not a seat")
-            actor = actor_of_seat(state.seats[seat])
-            if rec.actor != actor:
-                return Failure(rec.seq, "legality", f"actor {rec.actor} does not play seat {seat}")
-            try:
-                expected = [set_client_seed(state, seat, rec.data.get("client_seed"))]
-            except IllegalMove as exc:
-                return Failure(rec.seq, "legality", f"a client seed is refused: {exc.detail}")
-        elif kind == "resigned":
-            seat = rec.data.get("seat")
-            if not isinstance(seat, int) or not 0 <= seat <= 2:
-                return Failure(rec.seq, "legality", f"seat {seat!r} is not a seat")
-            actor = actor_of_seat(state.seats[seat])
-            if rec.actor != actor:
-                return Failure(rec.seq, "legality", f"actor {rec.actor} does not play seat {seat}")
-            try:
-                expected = resign(state, seat)
-            except IllegalMove as exc:
-                return Failure(rec.seq, "legality", f"resign is illegal: {exc.code}")
-        elif kind == "aborted":
-            actor = SYSTEM_ACTOR
-            if rec.actor != actor:
-                return Failure(rec.seq, "legality", f"an abort by {rec.actor}, not the server")
-            try:
-                expected = abort(state, str(rec.data.get("reason", "")))
-            except IllegalMove as exc:
-                return Failure(rec.seq, "legality", f"no abort is possible here ({exc.code})")
-        elif rec.actor == SYSTEM_ACTOR and state.in_round and state.turn in state.resigned:
+        if (
+            rec.actor == SYSTEM_ACTOR
+            and kind not in SYSTEM_STEPS
+            and state.in_round
+            and (state.turn in state.resigned)
+        ):
             # A resigned seat to act is played by the server at once (RULES.md "Time").
-            actor = SYSTEM_ACTOR
-            expected = play_resigned(state)
-        elif kind == "turn_timed_out":
+            actor, expected = SYSTEM_ACTOR, play_resigned(state)
+        elif kind in SYSTEM_STEPS:
             actor = SYSTEM_ACTOR
             if rec.actor != actor:
-                return Failure(rec.seq, "legality", f"a time-out by {rec.actor}, not the server")
+                return Failure(rec.seq, "legality", f"{kind} by {rec.actor}, not the server")
             try:
-                expected = time_out(state)
+                expected = SYSTEM_STEPS[kind](state, rec.data)
             except IllegalMove as exc:
-                return Failure(rec.seq, "legality", f"no time-out is possible here ({exc.code})")
+                return Failure(rec.seq, "legality", f"no {kind} is possible here ({exc.code})")
         else:
-            command = command_of(rec.data)
-            if command is None:
-                return Failure(rec.seq, "legality", f"{kind} without the command that causes it")
+            step, label = SEAT_STEPS.get(kind), kind
+            if step is None:
+                command = command_of(rec.data)
+                if command is None:
+                    return Failure(
+                        rec.seq, "legality", f"{kind} without the command that causes it"
+                    )
+                step, label = partial(_decided, command), command["type"]
             seat = rec.data.get("seat")
             if not isinstance(seat, int) or not 0 <= seat <= 2:
                 return Failure(rec.seq, "legality", f"seat {seat!r} is not a seat")
@@ -341,9 +337,9 @@ def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
             if rec.actor != actor:
                 return Failure(rec.seq, "legality", f"actor {rec.actor} does not play seat {seat}")
             try:
-                expected = decide(state, seat, command)
+                expected = step(state, seat, rec.data)
             except IllegalMove as exc:
-                return Failure(rec.seq, "legality", f"{command['type']} is illegal: {exc.code}")
+                return Failure(rec.seq, "legality", f"{label} is illegal: {exc.code}")
         for k, event in enumerate(expected):
             want = event_to_dict(event)
             if i + k >= n:
