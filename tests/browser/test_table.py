@@ -348,6 +348,7 @@ def test_a_forgotten_password_is_reset_through_the_mailed_link(watch: Watch, sta
     page.get_by_test_id("register-submit").click()
     page.get_by_test_id("quick-play").wait_for()
     page.get_by_role("button", name="Log out").click()
+    page.get_by_test_id("login-username").wait_for()
     page.get_by_test_id("forgot-email").fill(email)
     page.get_by_test_id("forgot-submit").click()
     page.get_by_text("a reset link is on its way").wait_for()
@@ -372,6 +373,7 @@ def test_a_forgotten_password_is_reset_through_the_mailed_link(watch: Watch, sta
     page.get_by_test_id("quick-play").wait_for()
     # The link worked once: a second use is refused (400 invalid_reset_token, not a 5xx).
     page.get_by_role("button", name="Log out").click()
+    page.get_by_test_id("login-username").wait_for()  # the log-out is done (it routes there)
     page.goto("/" + link)
     page.get_by_test_id("reset-password").fill("a-third-browser-passphrase")
     page.get_by_test_id("reset-submit").click()
