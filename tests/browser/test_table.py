@@ -7,7 +7,8 @@
    in one appears in the other within a second, without a reload.
 3. A friend named at a table sees the invitation arrive in the lobby, accepts it, and the
    match starts for both.
-4. A player who forgot their password asks for a link on the log-in page, follows the mailed
+4. A player resigns a quick-play match: the server plays the seat and the match ends.
+5. A player who forgot their password asks for a link on the log-in page, follows the mailed
    link (the stack prints mail on its console) to the reset page, sets a new password and logs
    in with it.
 
@@ -380,3 +381,20 @@ def test_a_forgotten_password_is_reset_through_the_mailed_link(watch: Watch, sta
     page.locator("#status.error").wait_for()
     assert "invalid_reset_token" in page.locator("#status").inner_text()
     watch.check_clean(allow=("status of 400",))
+
+
+def test_resigning_leaves_the_match_to_the_server_and_it_ends(watch: Watch) -> None:
+    """Resign takes two presses; the server then plays the seat at once whenever it is to act,
+    so the match against two bots ends without another press, and the log says who resigned."""
+    page = watch.open("quitter")
+    register(page, "quitter")
+    page.get_by_test_id("quick-play").click()
+    page.get_by_test_id("table").wait_for()
+    page.get_by_test_id("turn-indicator").wait_for()
+    page.get_by_test_id("resign").click()
+    page.get_by_test_id("resign-confirm").click()
+    page.get_by_test_id("event-log").get_by_text("You resigned").wait_for()
+    page.get_by_test_id("match-result").wait_for(timeout=MATCH_SECONDS * 1000)
+    assert page.get_by_test_id("legal-command").count() == 0
+    assert page.get_by_test_id("resign").count() == 0
+    watch.check_clean()

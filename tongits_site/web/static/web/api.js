@@ -83,6 +83,7 @@ export const api = {
       { command, expected_version: version },
       { "Idempotency-Key": newKey() },
     ),
+  resign: (id) => call("POST", `/games/${id}/resign`),
   replay: (id, at) => call("GET", `/games/${id}/replay${at ? `?at=${at}` : ""}`),
   audit: (id) => call("GET", `/games/${id}/audit`),
 };

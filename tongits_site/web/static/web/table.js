@@ -173,6 +173,7 @@ function liveTable(root, id, ctx) {
   const hand = h("div", { class: "hand", role: "group", "aria-label": "Your hand" });
   const handInfo = h("p", { class: "hand-info" });
   const commands = h("div", { class: "commands", role: "group", "aria-label": "Your moves" });
+  const leave = h("div", { class: "leave", role: "group", "aria-label": "Leave the match" });
   const lastRound = h("section", { class: "last-round", "aria-label": "Last round" });
   const result = h("section", { class: "result" });
   const log = h("ol", { class: "log", "data-testid": "event-log", "aria-label": "Event log" });
@@ -184,7 +185,7 @@ function liveTable(root, id, ctx) {
     melds,
     h("section", { class: "mine", "aria-label": "You" },
       h("h2", {}, "Your hand"), handInfo, hand,
-      h("h2", {}, "Moves"), commands),
+      h("h2", {}, "Moves"), commands, leave),
     lastRound,
     h("details", { class: "log-box", open: true },
       h("summary", {}, "Event log"), log),
@@ -388,6 +389,7 @@ function liveTable(root, id, ctx) {
     }
 
     drawCommands();
+    drawLeave();
     drawLastRound();
     drawResult();
     restoreFocus(focus);
@@ -479,6 +481,39 @@ function liveTable(root, id, ctx) {
         "Replay"),
       h("a", { href: `#/audit/${id}`, class: "button", "data-testid": "open-audit" }, "Audit"),
       h("a", { href: "#/lobby", class: "button" }, "Lobby"))));
+  }
+
+  // Resigning takes two presses (no modal dialog): the server then plays the seat to the end.
+  function drawLeave() {
+    clear(leave);
+    const payload = state.payload;
+    if (payload.status !== "active" || state.resigned) return;
+    if (!state.confirmResign) {
+      leave.append(h("button", { type: "button", class: "link", "data-testid": "resign",
+        onclick: () => { state.confirmResign = true; drawLeave(); } }, "Resign this match"));
+      return;
+    }
+    leave.append(
+      h("p", {}, "Resign? The server plays your seat to the end, and you are placed last. "),
+      h("button", { type: "button", "data-testid": "resign-confirm", onclick: resign },
+        "Yes, resign"),
+      h("button", { type: "button", class: "link",
+        onclick: () => { state.confirmResign = false; drawLeave(); } }, "Keep playing"),
+    );
+  }
+
+  async function resign() {
+    try {
+      const body = await api.resign(id);
+      state.resigned = true;
+      addEvents(body.events);
+      setPayload(body.game);
+      say("You resigned: the server plays your seat to the end.");
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "already_resigned") state.resigned = true;
+      else ctx.handleError(err);
+      drawLeave();
+    }
   }
 
   async function send(command) {
