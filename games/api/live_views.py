@@ -319,7 +319,8 @@ class MeStreamApi(StreamView):
         summary="Your notices, live: seated, match started, your turn, match ended, settled",
         description=(
             "Server-Sent Events. First `event: games` (as GET /me/games); then, as they happen, "
-            "`seated`, `match_started`, `your_turn` (game_id, version, turn_deadline, "
+            "`seated`, `table_changed` (a waiting table's seats changed), `match_started`, "
+            "`your_turn` (game_id, version, turn_deadline, "
             "draw_answer), `match_ended`, `settled`, `unseated`, `table_closed`, each followed "
             "by a fresh `games`; a `:` comment every 15 s."
         ),

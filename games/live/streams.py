@@ -143,6 +143,9 @@ def notices(
         base = {"game_id": game_id, "version": table.version, "seat": table.seat}
         if old is None:
             out.append(("seated", {**base, "status": table.status}))
+        elif table.status == old.status == "waiting" and table.updated_at != old.updated_at:
+            # Someone took or left a seat, or answered an invitation: the table may be ready.
+            out.append(("table_changed", base))
         if table.status in ("active", "finished") and (old is None or old.status == "waiting"):
             out.append(("match_started", base))
         new_turn = old is None or not old.is_my_turn or old.turn_key != table.turn_key

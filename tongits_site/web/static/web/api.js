@@ -96,7 +96,7 @@ const GAME_EVENTS = [
   "resigned", "aborted", "client_seed_set",
 ];
 const ME_EVENTS = [
-  "games", "seated", "match_started", "your_turn", "match_ended", "settled", "unseated",
+  "games", "seated", "table_changed", "match_started", "your_turn", "match_ended", "settled", "unseated",
   "table_closed", "invited",
 ];
 

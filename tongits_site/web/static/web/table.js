@@ -5,7 +5,7 @@ import { api, ApiError, followGame, followMe, session } from "./api.js";
 import { cardElement, cardList, cardListName, cardName, cardShort, isRed, sortHand } from "./cards.js";
 import { clear, h, say } from "./dom.js";
 
-const WAITING_POLL_MS = 1000;
+const WAITING_POLL_MS = 15000; // a safety net: table_changed on /me/stream tells at once
 
 export async function tableScreen(root, route, ctx) {
   const id = route.id;
@@ -101,8 +101,9 @@ function waitingRoom(root, id, first, ctx) {
   }
 
   draw(first);
-  poll(); // seats taken by others: no notice of ours tells, so look every second
-  // The start of the match: at once, from the player's own stream.
+  poll(); // a slow safety net only: the player's own stream tells of every change
+  // Seats taken or left, invitations answered (table_changed) and the start (match_started):
+  // at once, from the player's own stream.
   const notices = followMe({
     onEvent: (type, data) => {
       if (data && data.game_id === id && type !== "games") refresh().catch(() => {});
