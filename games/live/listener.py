@@ -74,6 +74,9 @@ class GameHub(Hub):
         self._read_gen = -1
         self._lock = asyncio.Lock()
         self.view_cache: dict[tuple, bytes] = {}
+        # Renders under way, by what they render: the streams of one seat that wake together
+        # share one render in the pool instead of each doing the same work.
+        self.rendering: dict[tuple, asyncio.Future] = {}
 
     async def read(self, after: int) -> feed.GameRead:
         """The game as of the latest wake, with every row after ``after`` in ``self.rows``."""

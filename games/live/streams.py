@@ -92,17 +92,27 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             missing = [seq for seq in seqs if (seq, seat, reveal) not in hub.rendered]
             fresh: dict[int, bytes] = {}
             if missing or (want_view and (seat, view_key) not in hub.view_cache):
-                # Rendered in the pool: showing seats resolves players' names (a query).
-                frames, view = await db.run(
-                    _render,
-                    {seq: hub.rows[seq] for seq in missing},
-                    missing,
-                    read,
-                    seat,
-                    reveal,
-                    want_view,
-                    hub.view_cache,
-                )
+                # Rendered in the pool: showing seats resolves players' names (a query). The
+                # streams of one seat woken together share the render (shielded: one stream
+                # closing does not cancel it for the others).
+                key = (tuple(missing), seat, reveal, want_view, view_key)
+                task = hub.rendering.get(key)
+                if task is None:
+                    task = asyncio.ensure_future(
+                        db.run(
+                            _render,
+                            {seq: hub.rows[seq] for seq in missing},
+                            missing,
+                            read,
+                            seat,
+                            reveal,
+                            want_view,
+                            hub.view_cache,
+                        )
+                    )
+                    hub.rendering[key] = task
+                    task.add_done_callback(lambda _done, key=key: hub.rendering.pop(key, None))
+                frames, view = await asyncio.shield(task)
                 fresh.update(frames)
                 for seq, data in frames:
                     if seq not in hub.rows or hub.rows[seq].type != "game_started":
