@@ -42,7 +42,7 @@ from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
 from games.rules import GameState, fold, state_from_dict
 
-GENESIS_HASH = "0" * 64
+GENESIS_HASH = verify.GENESIS_HASH
 NOTIFY_CHANNEL = "game_events"
 
 #: The projection columns of ``games_game`` that a write sets, besides version and last_hash.

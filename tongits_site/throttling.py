@@ -8,6 +8,7 @@ DRF's list of timestamps, which grows with the rate and is rewritten on every re
   one: ``reads``;
 - ``CommandThrottle``: commands per user: ``commands``;
 - ``RegisterThrottle``: registrations per address: ``register``.
+- ``PasswordResetThrottle``: password-reset requests per address: ``password_reset``.
 
 Rates are ``TONGITS_THROTTLE_RATES`` (``"600/m"``, ``"20/h"``, ``"5/15m"``), read on every
 request, so a test may change them with the ``settings`` fixture. A refusal is 429
@@ -131,23 +132,24 @@ class CommandThrottle(FixedWindowThrottle):
         return f"user:{user.pk}" if user is not None and user.is_authenticated else None
 
 
-class RegisterThrottle(FixedWindowThrottle):
+class AddressThrottle(FixedWindowThrottle):
+    """Requests per client address, for operations anyone may call without a token."""
+
+    def get_key(self, request: Request, view: Any) -> str | None:
+        return f"addr:{client_address(request)}"
+
+
+class RegisterThrottle(AddressThrottle):
     """Registrations per client address."""
 
     scope = "register"
 
-    def get_key(self, request: Request, view: Any) -> str | None:
-        return f"addr:{client_address(request)}"
 
-
-class PasswordResetThrottle(FixedWindowThrottle):
+class PasswordResetThrottle(AddressThrottle):
     """Password-reset requests per client address: each may send a mail, so a stranger must not
     be able to flood an inbox (or the mail server) through the endpoint."""
 
     scope = "password_reset"
-
-    def get_key(self, request: Request, view: Any) -> str | None:
-        return f"addr:{client_address(request)}"
 
 
 def _error(description: str) -> dict[str, Any]:

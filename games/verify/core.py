@@ -49,7 +49,7 @@ SYSTEM_ACTOR = "system"
 #: Keys the server adds to an event's data outside the rules core (random, so no re-fold can
 #: reproduce them): hashed with the event, ignored when comparing it with what the rules give.
 SERVER_EXTRAS = frozenset({"nonce", "next_server_seed", "next_server_seed_hash"})
-#: The events whose content is hidden from some reader: they carry a ``nonce``.
+#: The ``format`` of a game export (``GET /games/{id}/export``).
 EXPORT_FORMAT = "tongits-export/1"
 
 

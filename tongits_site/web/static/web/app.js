@@ -71,6 +71,15 @@ async function render() {
   app.focus({ preventScroll: true });
 }
 
+/** A form's refusal: each field's messages (a 400 "invalid"), else as any error. */
+function showFormError(err) {
+  if (err instanceof ApiError && err.body && err.body.fields) {
+    const fields = Object.entries(err.body.fields)
+      .map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`).join("; ");
+    say(`${err.message} ${fields}`, true);
+  } else handleError(err);
+}
+
 export function handleError(err) {
   if (err instanceof ApiError && err.status === 401) {
     clearSession();
@@ -106,11 +115,7 @@ function loginScreen(root) {
         saveSession(body.token, user.value.trim());
         go("#/lobby");
       } catch (err) {
-        if (err instanceof ApiError && err.body && err.body.fields) {
-          const fields = Object.entries(err.body.fields)
-            .map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`).join("; ");
-          say(`${err.message} ${fields}`, true);
-        } else handleError(err);
+        showFormError(err);
       }
     });
     return el;
@@ -170,10 +175,7 @@ function resetScreen(root, r) {
           h("a", { href: "#/login" }, "log in"), " with the new password."),
       );
     } catch (err) {
-      if (err instanceof ApiError && err.body && err.body.fields) {
-        const fields = Object.values(err.body.fields).flat().join(" ");
-        say(`${err.message} ${fields}`, true);
-      } else handleError(err);
+      showFormError(err);
     }
   });
   root.append(h("h1", {}, "Reset your password"), el);
