@@ -4,29 +4,37 @@ Two doors into one Django project, chosen by path:
 
 - the live endpoints (``/games/{id}/stream``, ``/me/stream``, and ``/games/{id}/events`` with
   ``wait=``) go to Django's ASGI handler: they wait in the event loop and hold no thread;
-- every other request goes to Django's WSGI handler through ``a2wsgi`` (one hop into a thread
-  pool). Django's ASGI handler runs a sync view's middleware, signals and view in a dozen and
-  more separate thread hops, about 3 ms a request on a 2-core machine; through WSGI a request
-  costs one hop, measured about four times faster for the REST API.
+- every other request goes to Django's WSGI handler in one hop into a thread pool
+  (``tongits_site.wsgi_bridge``). Django's ASGI handler runs a sync view's middleware, signals
+  and view in a dozen and more separate thread hops, about 3 ms a request on a 2-core machine;
+  through WSGI a request costs one hop, measured about four times faster for the REST API.
 """
 
 import os
 import re
 from typing import Any
 
-from a2wsgi import WSGIMiddleware
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
+
+from tongits_site import heap
+from tongits_site.wsgi_bridge import OneHopWSGI
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 
 live = get_asgi_application()
-rest = WSGIMiddleware(get_wsgi_application(), workers=int(os.environ.get("WEB_THREADS", "8")))
+rest = OneHopWSGI(
+    get_wsgi_application(),
+    workers=int(os.environ.get("WEB_THREADS", "8")),
+    max_body=settings.TONGITS_MAX_BODY_BYTES,
+)
 
 # A long-lived server process: the live pool's threads keep their database connections.
 from games.live import db as live_db  # noqa: E402 (after Django is set up)
 
 live_db.keep_connections = True
+heap.settle()
 
 LIVE_PATHS = re.compile(r"^/api/v1/(?:games/[^/]+/stream|me/stream)/?$")
 EVENTS_PATH = re.compile(r"^/api/v1/games/[^/]+/events/?$")

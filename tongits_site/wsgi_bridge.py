@@ -1,0 +1,85 @@
+"""Django's WSGI handler served from an ASGI event loop in one hop.
+
+A request's body is read in the event loop first (never more than ``TONGITS_MAX_BODY_BYTES``
++ 1 bytes), then one thread of a pool runs the whole WSGI call and hands back status, headers
+and the joined body, which the loop sends. One hop into the pool and one back, where ``a2wsgi``
+makes several (reading the body, starting the response and each chunk each cross back to the
+loop and wait for it): under load every crossing waits for the GIL, and those waits were most of
+a REST request's time (see README's performance table). The REST API answers with small JSON
+bodies and the browser table's static files are small, so holding a response whole costs little.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from a2wsgi.wsgi import build_environ  # its scope-to-environ, as its own bridge builds it
+
+Response = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+class OneHopWSGI:
+    """An ASGI app (HTTP only) running ``app``, a WSGI callable, in a pool of ``workers``."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]], workers: int, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wsgi")
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = await self._body(scope, receive)
+        if body is None:  # the client went away before its body came
+            return
+        loop = asyncio.get_running_loop()
+        status, headers, content = await loop.run_in_executor(
+            self.executor, self._call, scope, body
+        )
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": content})
+
+    async def _body(self, scope: dict[str, Any], receive: Any) -> bytes | None:
+        """The request body, cut at the limit + 1 byte; none is read when the declared length
+        is over the limit (RequestLimitsMiddleware answers 413 from the header alone)."""
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    if int(value) > self.max_body:
+                        return b""
+                except ValueError:
+                    return b""  # the middleware answers 400 for the header
+        chunks = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunks += message.get("body", b"")
+            if len(chunks) > self.max_body:
+                return bytes(chunks[: self.max_body + 1])
+            if not message.get("more_body", False):
+                return bytes(chunks)
+
+    def _call(self, scope: dict[str, Any], body: bytes) -> Response:
+        environ = build_environ(scope, io.BytesIO(body))  # type: ignore[arg-type]
+        started: list[Any] = []
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None):
+            started[:] = [status, headers]
+            return lambda data: None  # the legacy write(); Django never calls it
+
+        result = self.app(environ, start_response)
+        try:
+            content = b"".join(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        status, headers = started
+        return (
+            int(status.split(" ", 1)[0]),
+            [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers],
+            content,
+        )
