@@ -70,7 +70,8 @@ def succeeded(username: str) -> None:
     """Forget the account's failures of this window after a good log-in."""
     key, _ = _keys(username, "")[0]
     number = int(clock() // settings.TONGITS_LOGIN_WINDOW_SECONDS)
-    throttling.cache().delete_many([f"{key}:{number}", f"{key}:until"])
+    throttling.forget_counts([f"{key}:{number}"])
+    throttling.cache().delete(f"{key}:until")
 
 
 @contextlib.contextmanager

@@ -220,6 +220,7 @@ async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves:
         samples: list[tuple[float, float, float]] = []
         started = time.perf_counter()
         cpu_before = server.cpu_times()
+        me_before = psutil.Process().cpu_times()
         await asyncio.gather(
             *(
                 play_table(moves_client, game, tokens, streams[game], moves, samples)
@@ -228,6 +229,8 @@ async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves:
         )
         played = time.perf_counter() - started
         cpu_played = server.cpu_times()
+        me_played = psutil.Process().cpu_times()
+        client_busy = (me_played.user + me_played.system) - (me_before.user + me_before.system)
         busy = (cpu_played.user + cpu_played.system) - (cpu_before.user + cpu_before.system)
         await asyncio.sleep(1.0)
         idle_cpu_start = server.cpu_times()
@@ -263,7 +266,10 @@ async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves:
         f"resident memory: {rss_before / 2**20:.1f} MiB before, {rss_open / 2**20:.1f} MiB with "
         f"{n_streams} streams open: {(rss_open - rss_before) / n_streams / 1024:.1f} KiB per stream"
     )
-    print(f"server CPU while the tables played: {100 * busy / played:.0f} % of one core")
+    print(
+        f"server CPU while the tables played: {100 * busy / played:.0f} % of one core "
+        f"(this client's: {100 * client_busy / played:.0f} %)"
+    )
     print(
         f"server CPU with all {n_streams} streams open and idle: "
         f"{100 * idle / idle_wall:.2f} % of one core ({idle * 1000:.0f} ms in {idle_wall:.0f} s)"

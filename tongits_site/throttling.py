@@ -1,5 +1,6 @@
 """Throttles on a cache every web process shares (the ``throttle`` cache: Redis when
-``CACHE_URL`` names one, else Django's database cache, whose table a migration creates).
+``CACHE_URL`` names one, else Django's database cache, whose table a migration creates; without
+Redis the counts themselves live in ``ops.Counter``, one atomic upsert a request).
 
 DRF throttle classes, each a fixed-window counter (one ``INCR`` a request on Redis) rather than
 DRF's list of timestamps, which grows with the rate and is rewritten on every request:
@@ -21,12 +22,16 @@ request, so a test may change them with the ``settings`` fixture. A refusal is 4
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.core.cache.backends.db import DatabaseCache
+from django.db import connection
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -54,12 +59,59 @@ def parse_rate(rate: str | None) -> tuple[int, int] | None:
 def bump(key: str, ttl: float) -> int:
     """Add one to a counter in the shared cache; its new value (1 for a new key)."""
     store = cache()
+    if isinstance(store, DatabaseCache):
+        return _bump_row(key, ttl)
     try:
         return store.incr(key)
     except ValueError:  # no such key yet
         if store.add(key, 1, int(ttl) + 1):
             return 1
         return store.incr(key)
+
+
+def forget_counts(keys: list[str]) -> None:
+    """Drop these counters (a good log-in clears its account's failures)."""
+    store = cache()
+    if isinstance(store, DatabaseCache):
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {_counter_table()} WHERE key = ANY(%s)", [keys])
+    else:
+        store.delete_many(keys)
+
+
+#: Without Redis, every this many counts a process deletes up to this many expired counters.
+PURGE_EVERY = 1000
+_counts = itertools.count(1)
+
+
+def _counter_table() -> str:
+    from tongits_site.ops.models import Counter
+
+    return connection.ops.quote_name(Counter._meta.db_table)
+
+
+def _bump_row(key: str, ttl: float) -> int:
+    """One statement: insert the counter at 1, or add one to it (from 1 again if its window
+    has passed); PostgreSQL's row lock makes two processes' counts add up."""
+    table = _counter_table()
+    now = datetime.now(UTC)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (key, value, expires) VALUES (%s, 1, %s) "
+            f"ON CONFLICT (key) DO UPDATE SET "
+            f"value = CASE WHEN {table}.expires <= %s THEN 1 ELSE {table}.value + 1 END, "
+            f"expires = CASE WHEN {table}.expires <= %s THEN EXCLUDED.expires "
+            f"ELSE {table}.expires END RETURNING value",
+            [key, now + timedelta(seconds=int(ttl) + 1), now, now],
+        )
+        (value,) = cursor.fetchone()
+        if next(_counts) % PURGE_EVERY == 0:
+            cursor.execute(
+                f"DELETE FROM {table} WHERE key IN "
+                f"(SELECT key FROM {table} WHERE expires < %s LIMIT %s)",
+                [now, PURGE_EVERY],
+            )
+    return int(value)
 
 
 def digest(text: str) -> str:

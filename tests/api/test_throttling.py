@@ -6,8 +6,12 @@ test ever straddles a window's boundary."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.hashers import MD5PasswordHasher
+from django.utils import timezone
 
 from accounts import login_throttle
 from tests.api.games_support import TABLES, assert_error, game_url
@@ -211,6 +215,60 @@ def test_the_database_cache_works_too(api_client, user_factory, login_limits, se
     for _ in range(3):
         login(api_client, user.username, "wrong-password")
     assert_throttled(login(api_client, user.username, DEFAULT_PASSWORD))
+
+
+DB_CACHE = {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "tongits_cache"}
+
+
+@pytest.fixture
+def database_counts(settings):
+    """The throttle cache without CACHE_URL: counts in ``ops.Counter``."""
+    settings.CACHES = {**settings.CACHES, "throttle": DB_CACHE}
+
+
+def test_a_good_log_in_clears_the_database_counts(
+    api_client, user_factory, login_limits, database_counts
+):
+    user = user_factory()
+    for _ in range(2):
+        login(api_client, user.username, "wrong-password")
+    assert login(api_client, user.username, DEFAULT_PASSWORD).status_code == 200
+    for _ in range(2):  # counted from 0 again: 2 more failures do not block
+        login(api_client, user.username, "wrong-password")
+    assert login(api_client, user.username, DEFAULT_PASSWORD).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_database_counts_from_many_threads_add_up(database_counts):
+    from django.db import connection
+
+    from tongits_site import throttling
+
+    def count(n: int) -> list[int]:
+        try:
+            return [throttling.bump("t:race", 60) for _ in range(n)]
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(8) as pool:
+        seen = [v for values in pool.map(count, [25] * 8) for v in values]
+    assert sorted(seen) == list(range(1, 201))  # no count lost, none given twice
+    assert throttling.bump("t:race", 60) == 201
+
+
+def test_a_database_count_starts_again_after_its_window(database_counts, monkeypatch):
+    from tongits_site import throttling
+    from tongits_site.ops.models import Counter
+
+    assert [throttling.bump("t:w", 60) for _ in range(3)] == [1, 2, 3]
+    Counter.objects.filter(key="t:w").update(expires=timezone.now() - timedelta(seconds=1))
+    assert throttling.bump("t:w", 60) == 1
+    # Expired counters are deleted as counts come.
+    Counter.objects.create(key="t:old", value=7, expires=timezone.now() - timedelta(hours=1))
+    monkeypatch.setattr(throttling, "PURGE_EVERY", 1)
+    throttling.bump("t:w", 60)
+    assert not Counter.objects.filter(key="t:old").exists()
+    assert Counter.objects.get(key="t:w").value == 2
 
 
 def test_every_operation_documents_429():
