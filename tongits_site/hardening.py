@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,8 +31,11 @@ def clip(text: str, limit: int = MAX_DETAIL) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _has_control(text: str) -> bool:
-    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+    return _CONTROL.search(text) is not None
 
 
 def _error(code: str, detail: str, status: int) -> JsonResponse:
