@@ -23,11 +23,12 @@ or doubled notice can delay a stream but never corrupt it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import signal
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import psycopg
@@ -63,6 +64,17 @@ class Hub:
         event.set()
 
 
+#: ``render(read, seats) -> (frames by (seq, seat, reveal), views by (seat, view key))``.
+Render = Callable[[feed.GameRead, list], tuple[dict, dict]]
+
+
+def _read_and_render(
+    game_id: str, after: int, seats: list, render: Render | None
+) -> tuple[feed.GameRead, tuple[dict, dict]]:
+    read = feed.read_game(game_id, after)
+    return read, (render(read, seats) if render is not None else ({}, {}))
+
+
 class GameHub(Hub):
     """A followed game: wake-ups plus one shared read per wake and per-seat rendered bytes."""
 
@@ -77,9 +89,15 @@ class GameHub(Hub):
         # Renders under way, by what they render: the streams of one seat that wake together
         # share one render in the pool instead of each doing the same work.
         self.rendering: dict[tuple, asyncio.Future] = {}
+        # Seats with a stream open here (None: a reader without a seat), and how many.
+        self.followers: collections.Counter = collections.Counter()
 
-    async def read(self, after: int) -> feed.GameRead:
-        """The game as of the latest wake, with every row after ``after`` in ``self.rows``."""
+    async def read(self, after: int, render: Render | None = None) -> feed.GameRead:
+        """The game as of the latest wake, with every row after ``after`` in ``self.rows``.
+
+        ``render(read, seats)``, run in the same trip to the pool as the read, renders the new
+        rows and the view for every seat that has a stream here (``followers``): the streams
+        then find their frames ready instead of each seat making a second trip."""
         async with self._lock:
             current = self._read
             stale = current is None or self._read_gen != self.gen
@@ -90,11 +108,16 @@ class GameHub(Hub):
                 start = after
                 while start + 1 in self.rows:
                     start += 1
-                current = await db.run(feed.read_game, self.key, start)
+                seats = list(self.followers)
+                current, (frames, views) = await db.run(
+                    _read_and_render, self.key, start, seats, render
+                )
                 for row in current.rows:
                     self.rows[row.seq] = row
                 if current is not self._read:
                     self.view_cache.clear()
+                self.rendered.update(frames)
+                self.view_cache.update(views)
                 self._read, self._read_gen = current, gen
             return current
 

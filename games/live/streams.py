@@ -15,6 +15,7 @@ ones. The generators never touch the ORM: reads go through ``games.live.db``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -53,6 +54,17 @@ async def _sleep_until(changed: asyncio.Event, seconds: float) -> bool:
     return True
 
 
+@contextlib.asynccontextmanager
+async def _following(hub: listener.GameHub, seat: int | None) -> AsyncIterator[None]:
+    hub.followers[seat] += 1
+    try:
+        yield
+    finally:
+        hub.followers[seat] -= 1
+        if hub.followers[seat] <= 0:
+            del hub.followers[seat]
+
+
 def _render(
     rows: dict[int, Any],
     missing: list[int],
@@ -67,11 +79,30 @@ def _render(
         (seq, frame(rows[seq].type, to_json(selectors.feed_item(rows[seq], seat, reveal)), seq))
         for seq in missing
     ]
-    view_key = (read.version, read.game.status, read.game.turn_deadline, read.done)
+    view_key = _view_key(read)
     view = None
     if want_view and (seat, view_key) not in views:
         view = to_json(feed.view_payload(read, seat))
     return frames, view
+
+
+def _view_key(read: feed.GameRead) -> tuple:
+    return (read.version, read.game.status, read.game.turn_deadline, read.done)
+
+
+def _render_followed(read: feed.GameRead, seats: list) -> tuple[dict, dict]:
+    """Every followed seat's frames of the rows just read, and its view (in the pool, in the
+    read's trip). ``game_started`` names the players: rendered per stream, never kept."""
+    reveal = read.finished
+    frames: dict[tuple, bytes] = {}
+    views: dict[tuple, bytes] = {}
+    for seat in seats:
+        for row in read.rows:
+            if row.type != "game_started":
+                item = to_json(selectors.feed_item(row, seat, reveal))
+                frames[(row.seq, seat, reveal)] = frame(row.type, item, row.seq)
+        views[(seat, _view_key(read))] = to_json(feed.view_payload(read, seat))
+    return frames, views
 
 
 async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
@@ -81,13 +112,13 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
     last = opened.after
     last_view: tuple | None = None
     yield b"retry: %d\n\n" % RETRY_MILLISECONDS
-    async with live.game(opened.game_id) as hub:
+    async with live.game(opened.game_id) as hub, _following(hub, seat):
         while True:
             changed = hub.changed  # taken before reading: a notice during the read wakes us
-            read = await hub.read(last)
+            read = await hub.read(last, _render_followed)
             reveal = read.finished
             seqs = range(last + 1, read.version + 1)
-            view_key = (read.version, read.game.status, read.game.turn_deadline, read.done)
+            view_key = _view_key(read)
             want_view = bool(seqs) or view_key != last_view
             missing = [seq for seq in seqs if (seq, seat, reveal) not in hub.rendered]
             fresh: dict[int, bytes] = {}
