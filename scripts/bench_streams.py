@@ -183,6 +183,12 @@ async def play_table(
         await asyncio.sleep(0.05)
 
 
+def cpu_seconds(process: psutil.Process) -> float:
+    """User plus system CPU seconds the process has used so far."""
+    times = process.cpu_times()
+    return times.user + times.system
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -219,8 +225,8 @@ async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves:
         rss_open = server.memory_info().rss
         samples: list[tuple[float, float, float]] = []
         started = time.perf_counter()
-        cpu_before = server.cpu_times()
-        me_before = psutil.Process().cpu_times()
+        me = psutil.Process()
+        cpu_before, me_before = cpu_seconds(server), cpu_seconds(me)
         await asyncio.gather(
             *(
                 play_table(moves_client, game, tokens, streams[game], moves, samples)
@@ -228,19 +234,14 @@ async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves:
             )
         )
         played = time.perf_counter() - started
-        cpu_played = server.cpu_times()
-        me_played = psutil.Process().cpu_times()
-        client_busy = (me_played.user + me_played.system) - (me_before.user + me_before.system)
-        busy = (cpu_played.user + cpu_played.system) - (cpu_before.user + cpu_before.system)
+        busy = cpu_seconds(server) - cpu_before
+        client_busy = cpu_seconds(me) - me_before
         await asyncio.sleep(1.0)
-        idle_cpu_start = server.cpu_times()
+        idle_cpu_start = cpu_seconds(server)
         idle_wall = time.perf_counter()
         await asyncio.sleep(10.0)
-        idle_cpu_end = server.cpu_times()
+        idle = cpu_seconds(server) - idle_cpu_start
         idle_wall = time.perf_counter() - idle_wall
-        idle = (idle_cpu_end.user + idle_cpu_end.system) - (
-            idle_cpu_start.user + idle_cpu_start.system
-        )
         alive = sum(not t.done() for t in tasks)
         for task in tasks:
             task.cancel()

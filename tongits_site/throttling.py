@@ -21,6 +21,7 @@ request, so a test may change them with the ``settings`` fixture. A refusal is 4
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -84,6 +85,7 @@ PURGE_EVERY = 1000
 _counts = itertools.count(1)
 
 
+@functools.cache
 def _counter_table() -> str:
     from tongits_site.ops.models import Counter
 

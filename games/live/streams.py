@@ -75,15 +75,16 @@ def _render(
     views: dict[tuple, bytes],
 ) -> tuple[list[tuple[int, bytes]], bytes | None]:
     """The SSE frames of these events and, if wanted and not cached, the view (in the pool)."""
-    frames = [
-        (seq, frame(rows[seq].type, to_json(selectors.feed_item(rows[seq], seat, reveal)), seq))
-        for seq in missing
-    ]
-    view_key = _view_key(read)
+    frames = [(seq, _event_frame(rows[seq], seat, reveal)) for seq in missing]
     view = None
-    if want_view and (seat, view_key) not in views:
+    if want_view and (seat, _view_key(read)) not in views:
         view = to_json(feed.view_payload(read, seat))
     return frames, view
+
+
+def _event_frame(row: Any, seat: int | None, reveal: bool) -> bytes:
+    """One event's SSE frame for this reader: exactly what ``/events`` gives it for that seq."""
+    return frame(row.type, to_json(selectors.feed_item(row, seat, reveal)), row.seq)
 
 
 def _view_key(read: feed.GameRead) -> tuple:
@@ -94,14 +95,14 @@ def _render_followed(read: feed.GameRead, seats: list) -> tuple[dict, dict]:
     """Every followed seat's frames of the rows just read, and its view (in the pool, in the
     read's trip). ``game_started`` names the players: rendered per stream, never kept."""
     reveal = read.finished
+    view_key = _view_key(read)
     frames: dict[tuple, bytes] = {}
     views: dict[tuple, bytes] = {}
     for seat in seats:
         for row in read.rows:
             if row.type != "game_started":
-                item = to_json(selectors.feed_item(row, seat, reveal))
-                frames[(row.seq, seat, reveal)] = frame(row.type, item, row.seq)
-        views[(seat, _view_key(read))] = to_json(feed.view_payload(read, seat))
+                frames[(row.seq, seat, reveal)] = _event_frame(row, seat, reveal)
+        views[(seat, view_key)] = to_json(feed.view_payload(read, seat))
     return frames, views
 
 
