@@ -9,6 +9,7 @@ one place that joins the two is that task.
 from __future__ import annotations
 
 import uuid
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -32,5 +33,9 @@ def settle(*, game_id: uuid.UUID | str) -> bool:
             game.awaiting = Game.Awaiting.NONE
             game.due_at = None
             game.save(update_fields=["settled_at", "awaiting", "due_at", "updated_at"])
-    seal.ensure_sealed(game.pk)  # the write that ended the match seals it; this mends a miss
+    # The write that ended the match seals it; this mends a miss, once the settlement has
+    # committed. Sealing inside it, under the game row's lock, deadlocked with that write's own
+    # seal: its insert's foreign-key check waits for the row lock while our insert of the same
+    # seal waits for its transaction (seen in CI at the end of a browser match).
+    transaction.on_commit(partial(seal.ensure_sealed, game.pk))
     return True

@@ -4,17 +4,20 @@ failure that must not fail a player's move."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from accounts import tasks as account_tasks
 from accounts.models import MatchRecord, PlayerMatch
 from accounts.tasks import settle_match_now
-from games import scheduling
-from games.models import Game
+from games import scheduling, seal
+from games.models import Game, GameSeal
 from tests.tasks.support import drive, game_url, greedy, in_threads, quick_table, view, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,6 +48,54 @@ def test_settling_twice_changes_nothing(stopped_worker, broker, auth_client_fact
     game.refresh_from_db()
     assert (game.settled_at, game.updated_at) == (settled_at, updated_at)
     assert scheduling.sweep(now=timezone.now() + timedelta(hours=1))[scheduling.SETTLE_MATCH] == 0
+
+
+def test_settling_seals_a_lost_seal_without_deadlocking_a_sealing_write(
+    stopped_worker, broker, auth_client_factory
+):
+    """A settlement that finds no seal seals the match after it commits: sealing under the game
+    row's lock deadlocked with the ending write's own seal, whose foreign-key check waits for
+    that lock while the settlement's insert of the same seal waits for the write."""
+    human = auth_client_factory()
+    rules = {"preset": "standard", "turn_seconds": 0, "wins_to_match": 1}
+    game_id = quick_table(human, rules, human_seat=2)
+    game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.SETTLE)
+    GameSeal.objects.filter(game_id=game_id).delete()
+    inserted, go = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+    results: list[str] = []
+
+    def sealing_write() -> None:
+        try:
+            with transaction.atomic():
+                seal.seal_match(game.pk, game.version, game.last_hash)
+                inserted.set()
+                go.wait(10)
+        except BaseException as exc:  # noqa: BLE001 (reported by the test)
+            errors.append(exc)
+        finally:
+            inserted.set()
+            connection.close()
+
+    def settlement() -> None:
+        try:
+            results.append(settle_match_now(game_id))
+        except BaseException as exc:  # noqa: BLE001 (reported by the test)
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=sealing_write)
+    writer.start()
+    assert inserted.wait(10)
+    settler = threading.Thread(target=settlement)
+    settler.start()
+    time.sleep(0.5)  # the settlement reaches the seal the write holds uncommitted
+    go.set()
+    writer.join(15)
+    settler.join(15)
+    assert errors == [] and results == ["settled"]
+    assert GameSeal.objects.filter(game_id=game_id).count() == 1
 
 
 def test_what_each_state_makes_due(stopped_worker, broker, auth_client_factory, settings):
