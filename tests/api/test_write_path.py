@@ -171,3 +171,46 @@ def test_a_command_answer_carries_the_server_time(players, settings):
     stamp = timezone.datetime.fromisoformat(answer["server_time"].replace("Z", "+00:00"))
     assert before <= stamp <= timezone.now()
     assert "server_time" in get_view(client, game_id)
+
+
+def _prepared_statements() -> list[tuple[str, int]]:
+    """(first line, executions) of the statements prepared on this connection."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        return [(sql.strip().split("\n")[0], runs) for sql, runs in cursor.fetchall()]
+
+
+def test_a_moves_read_and_write_are_prepared_once_per_connection(players, settings):
+    """The write path's statements are parsed and planned once per connection, then only
+    executed (``DATABASE_PREPARED_STATEMENTS``, on by default)."""
+    assert settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] is not None
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    play_moves(players, game_id, 6)
+    prepared = dict(_prepared_statements())
+    writes = [runs for sql, runs in prepared.items() if sql.startswith("WITH g AS")]
+    reads = [runs for sql, runs in prepared.items() if sql.startswith("SELECT g.version")]
+    assert writes and sum(writes) >= 6, prepared
+    assert reads and sum(reads) >= 6, prepared
+
+
+def test_without_prepared_statements_moves_are_bound_client_side(players, settings):
+    """``DATABASE_PREPARED_STATEMENTS=0`` (a connection that never prepares): the same moves,
+    the same round trips, nothing prepared (what a pooler without prepared statements needs)."""
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    connection.connection._prepared.clear()  # psycopg's record of them
+    threshold = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = None
+    try:
+        assert_move_queries(timed_move(players, game_id))
+        play_moves(players, game_id, 3)
+        assert _prepared_statements() == []
+    finally:
+        connection.connection.prepare_threshold = threshold
+    game = Game.objects.get(pk=game_id)
+    assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
+    assert store.verify_chain(game_id) is None
