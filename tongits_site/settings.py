@@ -89,12 +89,14 @@ MIDDLEWARE = [
     # Static files (the browser table at /, the admin's) straight from the apps' static/
     # folders, found at start-up: `make run` needs no collectstatic.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's session, CSRF, log-in, messages and clickjacking middleware, skipped for the
+    # token-authenticated API under /api/v1/ (tongits_site/page_middleware.py).
+    "tongits_site.page_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "tongits_site.page_middleware.CsrfViewMiddleware",
+    "tongits_site.page_middleware.AuthenticationMiddleware",
+    "tongits_site.page_middleware.MessageMiddleware",
+    "tongits_site.page_middleware.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "tongits_site.urls"
