@@ -42,6 +42,9 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from tongits_site.stack import one_web_process  # noqa: E402 (needs ROOT on the path)
+
 BENCH_DB = "tongits_bench_streams"
 
 
@@ -294,17 +297,7 @@ def main() -> int:
         port = free_port()
         env = {**os.environ, "LOG_LEVEL": "WARNING", "DJANGO_DEBUG": "0"}
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "tongits_site.asgi:application",
-                "--host=127.0.0.1",
-                f"--port={port}",
-                "--no-access-log",
-                "--log-level=warning",
-                "--lifespan=off",
-            ],
+            one_web_process(port),
             cwd=ROOT,
             env=env,
         )

@@ -168,6 +168,22 @@ def drop_delivered_messages(app: Any) -> int:
         return int(count)
 
 
+def one_web_process(port: int, host: str = "127.0.0.1") -> list[str]:
+    """One uvicorn process serving the project, quiet and without lifespan events: what the
+    live tests and the stream benchmark start, so both measure the server the stack runs."""
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        ASGI_APP,
+        f"--host={host}",
+        f"--port={port}",
+        "--log-level=warning",
+        "--no-access-log",
+        "--lifespan=off",
+    ]
+
+
 def commands(
     debug: bool, port: str, var: Path, embedded_broker: bool = False
 ) -> dict[str, list[str]]:

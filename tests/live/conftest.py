@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from django.conf import settings
 from tests.conftest import TEST_BROKER_URL
 from tests.live.support import Live
 from tongits_site.ensure_db import server_params
+from tongits_site.stack import one_web_process
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 START_SECONDS = 30.0
@@ -68,17 +68,7 @@ def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
         prefix="live-server-", suffix=".log", delete=False
     )
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "tongits_site.asgi:application",
-            "--host=127.0.0.1",
-            f"--port={port}",
-            "--log-level=warning",
-            "--no-access-log",
-            "--lifespan=off",
-        ],
+        one_web_process(port),
         cwd=ROOT,
         env=env,
         stdout=log,
