@@ -204,15 +204,11 @@ def _execute(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     connection.ensure_connection()
     started = time.monotonic()
     conn = connection.connection
-    with connection.wrap_database_errors:
-        if conn.prepare_threshold is None:
-            with psycopg.ClientCursor(conn) as cursor:
-                cursor.execute(sql, params)
-                row = cursor.fetchone()
-        else:
-            with psycopg.Cursor(conn) as cursor:
-                cursor.execute(sql, params, prepare=True)
-                row = cursor.fetchone()
+    prepare = conn.prepare_threshold is not None
+    cursor_class = psycopg.Cursor if prepare else psycopg.ClientCursor
+    with connection.wrap_database_errors, cursor_class(conn) as cursor:
+        cursor.execute(sql, params, prepare=prepare)
+        row = cursor.fetchone()
     if connection.queries_logged:
         elapsed = time.monotonic() - started
         connection.queries_log.append({"sql": sql.strip(), "time": f"{elapsed:.3f}"})

@@ -138,12 +138,7 @@ DATABASES = {
 # prepared (make bench-moves). Django's own queries stay client-side bound (its cursors never
 # prepare). 0 turns preparing off, for a pooler that cannot keep prepared statements
 # (pgbouncer before 1.21, or without max_prepared_statements).
-DATABASE_PREPARED_STATEMENTS = os.environ.get("DATABASE_PREPARED_STATEMENTS", "1").lower() in {
-    "1",
-    "true",
-    "yes",
-    "on",
-}
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 # psycopg's threshold: None never prepares; with a number, games.store prepares on first use.
 DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
     5 if DATABASE_PREPARED_STATEMENTS else None
