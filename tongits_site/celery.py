@@ -3,7 +3,7 @@
 import os
 from typing import Any
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 
@@ -23,3 +23,18 @@ def _poll_sqla_broker_faster(sender: Celery, **kwargs: Any) -> None:
         from kombu.transport.sqlalchemy import Transport
 
         Transport.polling_interval = SQLA_POLLING_INTERVAL_SECONDS
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def _release_connections(task: Any = None, **kwargs: Any) -> None:
+    """Around each task, as Django does around each request: hand the connection back to the
+    pool, or drop it if it broke (``close_old_connections``). Celery's own Django fixup would
+    close the whole pool of a prefork child before and after every task (a new pool, a new
+    PostgreSQL backend and the write path's statements prepared again, every task), so
+    ``CELERY_DB_REUSE_MAX`` (settings) makes it do that only every few hundred tasks."""
+    if task is not None and getattr(task.request, "is_eager", False):
+        return  # run inside the caller's transaction: its connection is not ours to release
+    from django.db import close_old_connections
+
+    close_old_connections()

@@ -183,6 +183,8 @@ REST_FRAMEWORK = {
     # over TONGITS_MAX_BODY_BYTES (413) and deeper than TONGITS_MAX_JSON_DEPTH (400 parse_error).
     "DEFAULT_PARSER_CLASSES": ["tongits_site.hardening.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["drf_orjson_renderer.renderers.ORJSONRenderer"],
+    # DRF's negotiation, with a short way for the Accept headers clients send.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "tongits_site.negotiation.ClientNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "tongits_site.api_errors.exception_handler",
     # Reads per token; register and commands set their own (tongits_site.throttling).
@@ -337,6 +339,11 @@ CELERY_TIMEZONE = TIME_ZONE
 # Game tasks are acks_late: a worker takes one task at a time per process, so a task waiting in
 # a busy worker's buffer does not hold up a table another worker could serve.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fixup closes the database connections before and after every task, and in a
+# prefork child it closes Django's whole pool: each task opened a new pool and a new PostgreSQL
+# backend. With this it does so every 500 tasks; tongits_site.celery hands connections back to
+# the pool (and drops broken ones) around each task instead, as a web request does.
+CELERY_DB_REUSE_MAX = 500
 
 # --- Game timing (seconds; tests set the delays to 0) -----------------------------------------
 

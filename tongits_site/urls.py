@@ -14,9 +14,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from tongits_site import api_errors, health
 from tongits_site.web import views as web_views
 
+# Django tries the patterns in order: the games' come first, as a move and a game's view are
+# most of the requests (the two lists share no path).
 api_v1 = [
-    path("", include("accounts.api.urls")),
     path("", include("games.api.urls")),
+    path("", include("accounts.api.urls")),
 ]
 
 urlpatterns = [

@@ -2,7 +2,10 @@ from django.urls import path
 
 from games.api import live_views, views
 
+# A move and a game's view first: most requests are one of them, and Django tries in order.
 urlpatterns = [
+    path("games/<uuid:game_id>", views.GameApi.as_view(), name="game"),
+    path("games/<uuid:game_id>/commands", views.GameCommandsApi.as_view(), name="game-commands"),
     path("tables", views.TablesApi.as_view(), name="tables"),
     path("tables/<uuid:game_id>", views.TableDetailApi.as_view(), name="table-detail"),
     path("tables/<uuid:game_id>/join", views.TableJoinApi.as_view(), name="table-join"),
@@ -13,8 +16,6 @@ urlpatterns = [
         views.TableInvitationApi.as_view(),
         name="table-invitation",
     ),
-    path("games/<uuid:game_id>", views.GameApi.as_view(), name="game"),
-    path("games/<uuid:game_id>/commands", views.GameCommandsApi.as_view(), name="game-commands"),
     path("games/<uuid:game_id>/resign", views.GameResignApi.as_view(), name="game-resign"),
     # Async: answers at once, or with ?wait= when the next event is committed (long-poll).
     path("games/<uuid:game_id>/events", live_views.game_events_view(), name="game-events"),

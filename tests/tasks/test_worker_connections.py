@@ -1,0 +1,89 @@
+"""A prefork worker child keeps its database pool across tasks.
+
+Celery's Django fixup closes the connections before and after each task and, in a prefork child
+with Django's pool, the whole pool: every task opened a new pool and a new PostgreSQL backend.
+Here the real fixup, told it runs in a prefork child, and the project's own task signals run
+around real tasks of this app, as a worker runs them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from celery import signals
+from celery.fixups.django import DjangoWorkerFixup
+from django.conf import settings
+from django.db import connection
+
+from tongits_site.celery import app
+
+TASKS = 30
+
+
+def _around_task(task, body) -> object:
+    """What a worker does around one task: prerun signal, the task's body, postrun signal."""
+    signals.task_prerun.send(sender=task, task_id="t", task=task, args=(), kwargs={})
+    try:
+        return body()
+    finally:
+        signals.task_postrun.send(
+            sender=task, task_id="t", task=task, args=(), kwargs={}, retval=None, state="SUCCESS"
+        )
+
+
+def _task():
+    from games import tasks
+
+    return tasks.deal_next_round
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+@pytest.fixture
+def prefork_fixup():
+    fixup = DjangoWorkerFixup(app)
+    fixup.worker = SimpleNamespace(pool_cls="celery.concurrency.prefork:TaskPool")
+    assert fixup._is_prefork()
+    signals.task_prerun.connect(fixup.on_task_prerun)
+    signals.task_postrun.connect(fixup.on_task_postrun)
+    try:
+        yield fixup
+    finally:
+        signals.task_prerun.disconnect(fixup.on_task_prerun)
+        signals.task_postrun.disconnect(fixup.on_task_postrun)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tasks_reuse_the_pool_and_its_backend(prefork_fixup) -> None:
+    assert settings.DATABASES["default"]["OPTIONS"].get("pool"), "the pool is what is kept"
+    assert prefork_fixup.db_reuse_max == settings.CELERY_DB_REUSE_MAX
+    task = _task()
+    _backend_pid()
+    pool = connection.pool
+    opened = pool.get_stats().get("connections_num", 0)
+    for _ in range(TASKS):
+        _around_task(task, _backend_pid)
+    assert connection.pool is pool and not pool.closed
+    # The pool's connections serve the tasks: at most one more opened, not a backend per task.
+    opened = pool.get_stats().get("connections_num", 0) - opened
+    assert opened <= 1, f"{opened} connections opened for {TASKS} tasks"
+    # Between tasks the connection is back in the pool, as after a web request.
+    assert connection.connection is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_after_a_broken_connection_gets_a_working_one(prefork_fixup) -> None:
+    """A connection that failed in a task is dropped after it, not handed to the next task."""
+    task = _task()
+
+    def fail_then_mark() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+    with pytest.raises(Exception):  # noqa: B017 (the server ends the session: which error is psycopg's)
+        _around_task(task, fail_then_mark)
+    assert isinstance(_around_task(task, _backend_pid), int)
