@@ -24,7 +24,7 @@ from tongits_site.wsgi_bridge import OneHopWSGI
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 
 # Threads per process for the REST API. 4, measured: 30 tables paced at 11 commands/s on 2
-# cores, 3 processes, POST p99 45-49 ms with 4 against 71-75 ms with 8 (more threads in one
+# cores, 3 processes, POST p99 20-68 ms with 4 against 71-113 ms with 8 (more threads in one
 # process only queue for its GIL, and a thread holding it makes the others wait a switch
 # interval); 2 was no better than 4. A request that blocks (a password hash) holds one thread.
 WEB_THREADS_DEFAULT = 4

@@ -15,6 +15,7 @@ from celery.fixups.django import DjangoWorkerFixup
 from django.conf import settings
 from django.db import connection
 
+from games.tasks import deal_next_round
 from tongits_site.celery import app
 
 TASKS = 30
@@ -29,12 +30,6 @@ def _around_task(task, body) -> object:
         signals.task_postrun.send(
             sender=task, task_id="t", task=task, args=(), kwargs={}, retval=None, state="SUCCESS"
         )
-
-
-def _task():
-    from games import tasks
-
-    return tasks.deal_next_round
 
 
 def _backend_pid() -> int:
@@ -61,7 +56,7 @@ def prefork_fixup():
 def test_tasks_reuse_the_pool_and_its_backend(prefork_fixup) -> None:
     assert settings.DATABASES["default"]["OPTIONS"].get("pool"), "the pool is what is kept"
     assert prefork_fixup.db_reuse_max == settings.CELERY_DB_REUSE_MAX
-    task = _task()
+    task = deal_next_round
     _backend_pid()
     pool = connection.pool
     opened = pool.get_stats().get("connections_num", 0)
@@ -78,7 +73,7 @@ def test_tasks_reuse_the_pool_and_its_backend(prefork_fixup) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_a_task_after_a_broken_connection_gets_a_working_one(prefork_fixup) -> None:
     """A connection that failed in a task is dropped after it, not handed to the next task."""
-    task = _task()
+    task = deal_next_round
 
     def fail_then_mark() -> None:
         with connection.cursor() as cursor:
