@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from accounts.match_records import DEFAULT_RATING, ordinal
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
+from chips import selectors as chips_selectors
 from games import selectors as games_selectors
 from games.players import display_name, present_seats
 from tongits_site.errors import NotFound
@@ -184,6 +185,7 @@ def match_detail(*, game_id: uuid.UUID | str) -> dict[str, Any]:
         "rounds": record.rounds,
         "replay": replay_url(record.pk),
         "audit": reverse("game-audit", kwargs={"game_id": record.pk}),
+        "settlement": chips_selectors.settlement(game_id=record.pk),
     }
 
 
@@ -230,7 +232,10 @@ def history_item(row: PlayerMatch) -> dict[str, Any]:
     }
 
 
-def leaderboard_entry(stats: PlayerStats, rank: int) -> dict[str, Any]:
+def leaderboard_entry(
+    stats: PlayerStats, rank: int, chips: dict[int, int] | None = None
+) -> dict[str, Any]:
+    """One place on the leaderboard; ``chips`` maps listed players to their chips."""
     return {
         "rank": rank,
         "username": stats.player.username,
@@ -240,7 +245,36 @@ def leaderboard_entry(stats: PlayerStats, rank: int) -> dict[str, Any]:
         "wins": stats.wins,
         "win_rate": _ratio(stats.wins, stats.matches),
         "chips_net": stats.chips,
+        "chips": (chips or {}).get(stats.player_id),
     }
+
+
+def leaderboard_page(
+    *, order: str = "rating", min_games: int = 1, limit: int = 50, offset: int = 0
+) -> dict[str, Any]:
+    """A page of the leaderboard: by rating (every player with ``min_games``), or by chips
+    (players who chose to list their balance; private by default)."""
+    if order == "chips":
+        board = chips_selectors.leaderboard()
+        rows = list(board[offset : offset + limit])
+        chips = {row.account.user_id: row.total for row in rows}
+        found = PlayerStats.objects.filter(player_id__in=chips).select_related("player")
+        by_player = {s.player_id: s for s in found}
+        entries = []
+        for index, row in enumerate(rows):
+            user = row.account.user
+            stats = by_player.get(user.pk) or PlayerStats(
+                player=user, mu=DEFAULT_RATING[0], sigma=DEFAULT_RATING[1]
+            )
+            entries.append(leaderboard_entry(stats, offset + index + 1, chips))
+        return {"count": board.count(), "results": entries}
+    board = leaderboard(min_games=min_games)
+    page = list(board[offset : offset + limit])
+    chips = chips_selectors.listed_chips([s.player_id for s in page])
+    entries = [
+        leaderboard_entry(stats, offset + index + 1, chips) for index, stats in enumerate(page)
+    ]
+    return {"count": board.count(), "results": entries}
 
 
 def session_entry(session: Session, *, current: bool = False) -> dict[str, Any]:
@@ -267,8 +301,9 @@ def session_list(*, user: User, current: Any = None) -> list[dict[str, Any]]:
 
 def account_export(*, user: User, current: Any = None) -> dict[str, Any]:
     """Everything the server holds about the user, as one JSON-ready document: the account,
-    sessions (never their keys), history, totals, and each game they played as their own seat's
-    feed (other seats' hidden cards stay hidden, even after the match)."""
+    sessions (never their keys), their wallet and every entry of it, history, totals, and each
+    game they played as their own seat's feed (other seats' hidden cards stay hidden, even
+    after the match)."""
     games = []
     for game in games_selectors.games_of_user(user=user):
         entry: dict[str, Any] = {
@@ -283,6 +318,7 @@ def account_export(*, user: User, current: Any = None) -> dict[str, Any]:
         games.append(entry)
     return {
         "exported_at": timezone.now(),
+        "chips": chips_selectors.export(user_id=user.pk),
         "account": {
             "id": user.pk,
             "username": user.username,

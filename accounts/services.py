@@ -24,6 +24,7 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from accounts import projections
 from accounts.models import BOT_USERNAME_PREFIX, Session, User
 from accounts.selectors import user_username_taken
+from chips import services as chips
 from games import lobby, play, players
 from games.errors import AlreadyResigned, NotActive, NotStarted
 from games.live.models import StreamTicket
@@ -91,7 +92,8 @@ def session_create(*, user: User, device: str = "") -> tuple[Session, str]:
 def user_register(
     *, username: str, password: str, email: str = "", device: str = ""
 ) -> tuple[User, Session, str]:
-    """Create a user (password checked by AUTH_PASSWORD_VALIDATORS) and their first session."""
+    """Create a user (password checked by AUTH_PASSWORD_VALIDATORS), their wallet with its
+    sign-up grant, and their first session."""
     username = User.normalize_username(username)
     if username.lower().startswith(BOT_USERNAME_PREFIX):  # bot-easy, ... play under these
         raise UsernameReserved()
@@ -105,6 +107,7 @@ def user_register(
             user.save()
     except IntegrityError as exc:  # a concurrent registration won the race for this name
         raise UsernameTaken() from exc
+    chips.open_wallet(user.pk)  # with the sign-up grant (TONGITS_SIGNUP_GRANT)
     session, key = session_create(user=user, device=device)
     return user, session, key
 
@@ -228,6 +231,8 @@ def account_delete(*, user: User, password: str) -> None:
     read shows "deleted player" for it. Sessions and stream tickets end; tables not started are
     left; history rows and totals leave the projections (``projections.forget_player``), and
     opponents keep the matches. Each running match counts them as resigned (``play.resign``).
+    The wallet's chips go to the house (an ``account_deleted`` entry), and so do chips a
+    running match pays them later; the entries stay, as every entry does.
     """
     user = _fresh(user)
     if user.is_bot or not user.check_password(password):
@@ -251,5 +256,6 @@ def account_delete(*, user: User, password: str) -> None:
     user.groups.clear()
     user.user_permissions.clear()
     projections.forget_player(user.pk)
+    chips.close_wallet(user_id=user.pk)
     token_cache.forget_user(user.pk)
     players.forget(user.pk)

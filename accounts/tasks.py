@@ -1,9 +1,10 @@
 """The settlement task: where a finished game meets the players' records; the reset mail.
 
 ``games`` does not import ``accounts``; this task is the one place that joins them. In one
-transaction it marks the match settled (``games.settlement.settle``) and projects it into the
-players' history, stats and ratings (``accounts.projections.project_match``). Both are
-idempotent, so a redelivered task changes nothing.
+transaction it marks the match settled and pays its table stakes out of the escrow
+(``games.settlement.settle``), and projects it into the players' history, stats and ratings
+(``accounts.projections.project_match``). Both are idempotent, so a redelivered task changes
+nothing; an aborted match with chips at stake is settled too (its buy-ins refunded).
 
 ``send_password_reset`` mails a reset link: the request queues it for any address, so the
 answer and its time are the same whether the address is known or not.
@@ -27,11 +28,15 @@ logger = logging.getLogger(__name__)
 
 
 def settle_match_now(game_id: str) -> str:
-    """Settle and project one match (what the task runs): ``settled``, ``nothing_to_do``."""
+    """Settle and project one match (what the task runs): ``settled``, ``refunded`` (an aborted
+    match's buy-ins), ``nothing_to_do``."""
     try:
         with transaction.atomic():
-            if not settlement.settle(game_id=game_id):
+            settled = settlement.settle(game_id=game_id)
+            if settled is None:
                 return "nothing_to_do"
+            if settled is settlement.Settled.ABORTED:
+                return "refunded"
             projections.project_match(game_id)
     except GameNotFound:
         logger.warning("settle_match: no game %s", game_id)

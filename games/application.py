@@ -178,7 +178,8 @@ def project(
 ) -> dict[str, Any]:
     """The head's projection columns after an append (``store.COLUMNS``)."""
     finished = after.phase == "match_over"
-    if after.phase == "aborted":  # called off: nothing is owed, no result
+    if after.phase == "aborted":  # called off: no result; buy-ins at stake are refunded
+        refund = after.buy_in > 0 and head.settled_at is None
         return {
             "status": Game.Status.ABORTED,
             "phase": after.phase,
@@ -186,8 +187,8 @@ def project(
             "current_seat": None,
             "turn_deadline": None,
             "winner_seat": None,
-            "awaiting": Game.Awaiting.NONE,
-            "due_at": None,
+            "awaiting": Game.Awaiting.SETTLE if refund else Game.Awaiting.NONE,
+            "due_at": now if refund else None,
             "started_at": head.started_at or now,
             "finished_at": head.finished_at or now,
         }

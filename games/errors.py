@@ -92,6 +92,11 @@ class UnknownUser(Invalid):
     detail = "No user with that username."
 
 
+class InvalidBuyIn(Invalid):
+    code = "invalid_buy_in"
+    detail = "A buy-in is a whole number of chips, 0 (nothing at stake) or more."
+
+
 class BadStep(Invalid):
     detail = "No such step."
 

@@ -7,6 +7,12 @@ frees the seat. Nobody can be made to play.
 A table is a ``games_game`` row at version 0 with three ``games_seat`` rows. Its writes are small
 ORM transactions under the row lock; the start is the game's first write through the door
 (``games.application.execute``): ``game_started`` and the first deal.
+
+A table may be played for table stakes (``buy_in`` chips a seat, docs/chips.md): the start moves
+every seat's buy-in into the table's escrow in its own transaction (``chips.services``; a bot's
+from the house), or is refused with ``InsufficientChips`` naming the seat that cannot cover it,
+with nothing escrowed and nothing appended. Sitting down at such a table (creating, joining,
+accepting) already asks for the chips, so a player finds out before the others wait on them.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from chips import services as chips
+from chips.errors import InsufficientChips
 from games import store
 from games.application import Sender, execute
 from games.errors import (
     AlreadySeated,
     AlreadyStarted,
+    InvalidBuyIn,
     InvalidRules,
     InvalidSeats,
     InvitationsPending,
@@ -80,6 +89,7 @@ def table_create(
     rules: str | dict[str, Any] | None = None,
     seats: list[dict[str, Any]] | None = None,
     rated: bool = True,
+    buy_in: int = 0,
 ) -> Game:
     """A table waiting for players. Seats: ``{"kind": "user"}`` (the creator), ``{"kind":
     "user", "username": ...}`` (an invitation to that user), ``{"kind": "open"}``, ``{"kind":
@@ -88,8 +98,10 @@ def table_create(
     A table of the creator and bots only starts at once (quick play): nobody else must agree.
     A ``rated`` table (the default) needs ``turn_seconds`` of at least
     ``TONGITS_RATED_MIN_TURN_SECONDS`` (10) or 0: nobody is rated on being timed out.
+    ``buy_in`` (chips a seat, 0 by default: nothing at stake) is escrowed at the start.
     """
     ruleset = rules_from(rules)
+    buy_in = checked_buy_in(buy_in)
     seconds = ruleset.turn_seconds
     if rated and seconds and seconds < settings.TONGITS_RATED_MIN_TURN_SECONDS:
         raise InvalidRules(
@@ -99,7 +111,9 @@ def table_create(
     specs = seats if seats is not None else [{"kind": "user"}, {"kind": "open"}, {"kind": "open"}]
     if not isinstance(specs, list) or len(specs) != 3:
         raise InvalidSeats("Give exactly three seats.")
-    game = Game.objects.create(rules=ruleset.to_dict(), created_by=user, rated=bool(rated))
+    game = Game.objects.create(
+        rules=ruleset.to_dict(), created_by=user, rated=bool(rated), buy_in=buy_in
+    )
     now = timezone.now()
     taken: set[int] = set()
     user_model = get_user_model()
@@ -137,8 +151,42 @@ def table_create(
         _start(game, rows, user)
         game.refresh_from_db()
     else:
+        mine = next((s.index for s in rows if s.user_id == user.pk), None)
+        if mine is not None:
+            _check_chips(user, buy_in, mine)
         _check_waiting_quota(user)
     return game
+
+
+def rooms(*, user: Any) -> list[dict[str, Any]]:
+    """Quick play's rooms (``TONGITS_ROOMS``): each a buy-in with its matching stake, and
+    whether the user's wallet covers its buy-in now. A room is a table created with that
+    ``buy_in`` and ``rules.stake``; free play (buy-in 0) is always open."""
+    return [
+        {
+            "buy_in": room["buy_in"],
+            "stake": room["stake"],
+            "affordable": chips.can_cover(user_id=user.pk, buy_in=room["buy_in"]),
+        }
+        for room in settings.TONGITS_ROOMS
+    ]
+
+
+def checked_buy_in(buy_in: Any) -> int:
+    """A table's buy-in: a whole number of chips from 0 to ``TONGITS_MAX_BUY_IN``."""
+    limit = settings.TONGITS_MAX_BUY_IN
+    if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not 0 <= buy_in <= limit:
+        raise InvalidBuyIn(f"buy_in must be a whole number of chips from 0 to {limit}.")
+    return buy_in
+
+
+def _check_chips(user: Any, buy_in: int, seat: int) -> None:
+    """Refuse a seat at a table whose buy-in the user's wallet cannot cover now."""
+    if buy_in and not chips.can_cover(user_id=user.pk, buy_in=buy_in):
+        raise InsufficientChips(
+            f"This table's buy-in is {buy_in} chips: your wallet does not hold that many.",
+            seat=seat,
+        )
 
 
 def _check_waiting_quota(user: Any) -> None:
@@ -183,6 +231,7 @@ def table_respond(*, game_id: uuid.UUID | str, user: Any, accept: bool) -> Game:
     if seat is None:
         raise NoInvitation()
     if accept:
+        _check_chips(user, game.buy_in, seat.index)
         seat.invitation, seat.joined_at = Seat.Invitation.ACCEPTED, timezone.now()
     else:
         seat.user, seat.invitation, seat.invited_at = None, Seat.Invitation.NONE, None
@@ -208,6 +257,7 @@ def table_join(*, game_id: uuid.UUID | str, user: Any, seat: int | None = None) 
         chosen = next((s for s in seats if s.kind == "open"), None)
         if chosen is None:
             raise TableFull()
+    _check_chips(user, game.buy_in, chosen.index)
     chosen.user, chosen.joined_at = user, timezone.now()
     chosen.save(update_fields=["user", "joined_at"])
     game.save(update_fields=["updated_at"])
@@ -236,6 +286,8 @@ def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
     """Start the match once every seat is filled: ``game_started`` and the first deal.
 
     A seated user or the table's creator may start it. Shuffles with ``random.SystemRandom``.
+    At a table with a buy-in, every seat's chips move to its escrow in this transaction, or
+    the start is refused (``InsufficientChips``, naming the seat) and nothing is written.
     """
     game = _lock_table(game_id)
     seats = list(game.seats.select_related("user").order_by("index"))
@@ -251,7 +303,8 @@ def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
 
 
 def _start(game: Game, seats: list[Seat], user: Any) -> None:
-    """``game_started`` and the first deal on a locked (or just created) full table."""
+    """``game_started`` and the first deal on a locked (or just created) full table, after the
+    buy-ins (if any) are in escrow: both commit together or neither does."""
     seat_dicts: list[dict[str, Any]] = []
     for s in seats:
         if s.bot_level:
@@ -264,12 +317,15 @@ def _start(game: Game, seats: list[Seat], user: Any) -> None:
     rules = RuleSet.from_dict(game.rules)
     # first_dealer "creator" (h19): the seat of the table's creator, else seat 0
     creator = next((s.index for s in seats if s.user_id and s.user_id == game.created_by_id), 0)
-    rated = game.rated
+    rated, buy_in = game.rated, game.buy_in
+    chips.escrow_buy_ins(
+        game_id=game.pk, seats=[None if s.bot_level else s.user_id for s in seats], buy_in=buy_in
+    )
     execute(
         game.pk,
         sender=Sender.user(user),
         step=lambda _state, _actor: [
-            new_game(rules, seat_dicts, rng, creator_seat=creator, rated=rated)
+            new_game(rules, seat_dicts, rng, creator_seat=creator, rated=rated, buy_in=buy_in)
         ],
         expected_version=0,
         rng=rng,

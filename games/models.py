@@ -66,6 +66,9 @@ class Game(models.Model):
     last_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
     # Casual tables (False) change no rating; rated ones need turn_seconds >= 10, or 0.
     rated = models.BooleanField(default=True)
+    # Table stakes: each seat's chips moved into the table's escrow at the start (chips ledger);
+    # 0: no chips at stake.
+    buy_in = models.PositiveIntegerField(default=0)
     # When the server owes this table work (a bot move, a deal, a settlement or the turn
     # deadline): the scheduler's one indexed question. Null while only a person can move it on.
     due_at = models.DateTimeField(null=True, blank=True)

@@ -16,7 +16,8 @@ from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from games import seal, store, verify
+from chips import selectors as chips_selectors
+from games import seal, stakes, store, verify
 from games.application import SERVER_WORK, seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
@@ -293,8 +294,9 @@ def soundness(game_id: uuid.UUID, *, finished: bool) -> dict[str, Any]:
 
 def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     """Check the hash chain, the legality of every event, every deal's commitment, the seal of
-    a finished match and the snapshot against a fold from zero; ``sound`` when all hold, else
-    ``failure`` names the first bad seq and why.
+    a finished match, the snapshot against a fold from zero and, at a table played for chips,
+    its settlement against its events; ``sound`` when all hold, else ``failure`` names the
+    first bad seq and why.
 
     While the match runs the answer holds verdicts only; after it, each deal's salt, hands and
     stock too, so anyone can recompute the commitments.
@@ -322,6 +324,8 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
         except Exception:  # a stream that does not fold is reported, not raised
             snapshot_ok = False
     commitments_ok = all(r["commitment_ok"] for r in rounds)
+    chips = table_settlement(game.game_id)
+    settlement_ok = None if chips is None else not chips["problems"]
     return {
         "game_id": str(game.game_id),
         "version": game.version,
@@ -330,8 +334,22 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
         "rounds": rounds,
         "commitments_ok": commitments_ok,
         "snapshot_ok": snapshot_ok,
-        "sound": checks["failure"] is None and commitments_ok and snapshot_ok is True,
+        "settlement": chips,
+        "settlement_ok": settlement_ok,
+        "sound": checks["failure"] is None
+        and commitments_ok
+        and snapshot_ok is True
+        and settlement_ok is not False,
     }
+
+
+def table_settlement(game_id: uuid.UUID | str) -> dict[str, Any] | None:
+    """A table's chips: the ledger's buy-ins and settlement, and how they differ from what its
+    events say (``problems``, empty when they agree); None for a table without chips."""
+    booked = chips_selectors.settlement(game_id=game_id)
+    if booked is None:
+        return None
+    return {**booked, "problems": stakes.problems(game_id)}
 
 
 # ---------------------------------------------------------------- export
@@ -451,6 +469,7 @@ def table_dict(game: Game) -> dict[str, Any]:
         "seats": seat_entries(game),
         "created_by": display_name(game.created_by) if game.created_by else None,
         "rated": game.rated,
+        "buy_in": game.buy_in,
         "created_at": game.created_at,
         "started_at": game.started_at,
         "finished_at": game.finished_at,

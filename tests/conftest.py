@@ -170,13 +170,21 @@ def auth_client(auth_client_factory) -> APIClient:
     return auth_client_factory()
 
 
+#: Append-only tables and the trigger that refuses their TRUNCATE (the games' events, the ledger).
+APPEND_ONLY = [
+    ("games_event", "games_event_no_truncate"),
+    ("chips_entry", "chips_entry_no_truncate"),
+    ("chips_posting", "chips_posting_no_truncate"),
+]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _flushable_event_log():
-    """Let test teardown empty ``games_event``, which a trigger makes append-only.
+    """Let test teardown empty the append-only tables (``APPEND_ONLY``).
 
-    ``transaction=True`` tests end with Django's flush, a TRUNCATE of every table, which the
-    event table's TRUNCATE trigger refuses. Test flushes only: switch that trigger off for the
-    flush statement, inside the flush's own transaction.
+    ``transaction=True`` tests end with Django's flush, a TRUNCATE of every table, which their
+    TRUNCATE triggers refuse. Test flushes only: switch those triggers off for the flush
+    statement, inside the flush's own transaction.
     """
     from django.db.backends.postgresql.operations import DatabaseOperations
 
@@ -186,11 +194,12 @@ def _flushable_event_log():
         statements = original(
             self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
         )
-        if "games_event" in tables and statements:
+        guarded = [(t, trigger) for t, trigger in APPEND_ONLY if t in tables]
+        if guarded and statements:
             return [
-                "ALTER TABLE games_event DISABLE TRIGGER games_event_no_truncate;",
+                *(f"ALTER TABLE {t} DISABLE TRIGGER {trigger};" for t, trigger in guarded),
                 *statements,
-                "ALTER TABLE games_event ENABLE TRIGGER games_event_no_truncate;",
+                *(f"ALTER TABLE {t} ENABLE TRIGGER {trigger};" for t, trigger in guarded),
             ]
         return statements
 

@@ -108,6 +108,24 @@ class ErrorSerializer(serializers.Serializer):
     )
 
 
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENCY_MAX = 255
+
+
+def idempotency_key(request: Any) -> str | None:
+    """The request's ``Idempotency-Key`` header (None without one), or 400
+    ``invalid_idempotency_key`` for one that is not 1 to 255 printable ASCII characters."""
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not 1 <= len(key) <= IDEMPOTENCY_MAX or not all(" " <= ch <= "~" for ch in key):
+        raise ApiError(
+            f"{IDEMPOTENCY_HEADER} must be 1 to {IDEMPOTENCY_MAX} printable ASCII characters.",
+            code="invalid_idempotency_key",
+        )
+    return key
+
+
 def error_responses(*statuses: int) -> dict[int, type[serializers.Serializer]]:
     """``extend_schema(responses={..., **error_responses(400, 401)})``."""
     return {status: ErrorSerializer for status in statuses}

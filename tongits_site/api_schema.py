@@ -38,15 +38,21 @@ OPERATION_CODES: dict[str, dict[int, tuple[str, ...]]] = {
     "auth_register": {400: ("username_taken", "username_reserved")},
     "auth_token": {401: ("invalid_credentials",)},
     "tables_create": {
-        400: ("invalid_rules", "invalid_seats", "unknown_user"),
-        409: ("too_many_waiting_tables",),
+        400: ("invalid_rules", "invalid_seats", "unknown_user", "invalid_buy_in"),
+        409: ("too_many_waiting_tables", "insufficient_chips"),
     },
-    "tables_invitation": {409: (*_TABLE_CONFLICTS, "no_invitation")},
-    "tables_join": {409: (*_TABLE_CONFLICTS, "already_seated")},
+    "tables_invitation": {409: (*_TABLE_CONFLICTS, "no_invitation", "insufficient_chips")},
+    "tables_join": {409: (*_TABLE_CONFLICTS, "already_seated", "insufficient_chips")},
     "tables_leave": {403: ("not_a_player",), 409: _TABLE_CONFLICTS},
     "tables_start": {
         403: ("not_a_player",),
-        409: (*_TABLE_CONFLICTS, "table_not_full", "invitations_pending"),
+        409: (*_TABLE_CONFLICTS, "table_not_full", "invitations_pending", "insufficient_chips"),
+    },
+    "me_wallet_daily": {409: ("already_claimed", "no_daily_bonus", "wallet_closed")},
+    "wallets_adjust": {
+        400: ("invalid_adjustment", "invalid_idempotency_key"),
+        409: ("insufficient_chips", "wallet_closed"),
+        422: ("idempotency_key_reused",),
     },
     "games_retrieve": {403: ("not_a_player",), 409: ("not_started",)},
     "games_command": {
@@ -99,6 +105,22 @@ EXTRA_FIELDS: dict[str, tuple[str, dict[str, Any]]] = {
         "retry_after",
         {"type": "integer", "description": 'code "throttled": seconds to wait (Retry-After).'},
     ),
+    "insufficient_chips": (
+        "seat",
+        {
+            "type": "integer",
+            "description": 'code "insufficient_chips" at a table: the seat (0-2) whose wallet '
+            "cannot cover the buy-in (absent for an adjustment).",
+        },
+    ),
+    "already_claimed": (
+        "next_at",
+        {
+            "type": "string",
+            "format": "date-time",
+            "description": 'code "already_claimed": when the next daily bonus may be claimed.',
+        },
+    ),
 }
 
 EXAMPLE_DETAIL = {
@@ -108,6 +130,8 @@ EXAMPLE_DETAIL = {
     "not_found": "Not found.",
     "not_a_player": "You are not playing at this table.",
     "invalid_credentials": "Wrong username or password.",
+    "insufficient_chips": "Seat 1 cannot cover the buy-in of 100 chips.",
+    "already_claimed": "Today's bonus is claimed; the next one from 2026-12-03T00:00:00Z.",
 }
 
 
@@ -129,6 +153,10 @@ def _example(code: str, status: int) -> dict[str, Any]:
         body["version"] = 42
     elif code == "throttled":
         body["retry_after"] = 3
+    elif code == "insufficient_chips":
+        body["seat"] = 1
+    elif code == "already_claimed":
+        body["next_at"] = "2026-12-03T00:00:00Z"
     return body
 
 

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "knox",
     "drf_spectacular",
     "accounts",
+    "chips",
     "games",
     "games.live",
     "tongits_site.web",
@@ -213,6 +214,7 @@ SPECTACULAR_SETTINGS = {
         "SeatKindEnum": ["user", "open", "bot"],
         "StartedSeatKindEnum": ["user", "bot"],
         "RulesPresetEnum": "accounts.api.serializers.RULES_PRESETS",
+        "SettlementKindEnum": ["payout", "refund"],
     },
 }
 
@@ -373,6 +375,31 @@ TONGITS_SEAL_KEY = os.environ.get("TONGITS_SEAL_KEY", "").strip()
 TONGITS_SEAL_KEY_FILE = Path(
     os.environ.get("TONGITS_SEAL_KEY_FILE") or VAR_DIR / "seal-ed25519.key"
 )
+
+# --- Chips (chips/, docs/chips.md) ------------------------------------------------------------
+
+# A new account's wallet starts with this many chips from the house; 0: no grant.
+TONGITS_SIGNUP_GRANT = int(os.environ.get("TONGITS_SIGNUP_GRANT", "1000"))
+# POST /me/wallet/daily: this many chips once per UTC day per account; 0: no bonus.
+TONGITS_DAILY_BONUS = int(os.environ.get("TONGITS_DAILY_BONUS", "200"))
+# The largest buy-in a table may ask for.
+TONGITS_MAX_BUY_IN = int(os.environ.get("TONGITS_MAX_BUY_IN", "1000000"))
+
+
+def rooms_setting(text: str) -> list[dict[str, int]]:
+    """Quick play's rooms from "buy_in:stake,...", e.g. "100:5,1000:50,10000:500"."""
+    rooms = []
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        buy_in, _, stake = item.partition(":")
+        rooms.append({"buy_in": int(buy_in), "stake": int(stake or "1")})
+    return rooms
+
+
+# A room's stake multiplies every payout; its buy-in is 20 stakes, which the loser of a match
+# outruns in a few percent of matches (docs/chips.md "Rooms").
+TONGITS_ROOMS = rooms_setting(os.environ.get("TONGITS_ROOMS", "100:5,1000:50,10000:500"))
 
 CELERY_BEAT_SCHEDULE = {
     "sweep": {

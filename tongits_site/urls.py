@@ -19,6 +19,7 @@ from tongits_site.web import views as web_views
 api_v1 = [
     path("", include("games.api.urls")),
     path("", include("accounts.api.urls")),
+    path("", include("chips.api.urls")),
 ]
 
 urlpatterns = [

@@ -4,6 +4,7 @@ from django.contrib.auth.validators import ASCIIUsernameValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chips.api.serializers import SettlementSerializer, StatementItemSerializer, WalletSerializer
 from games.api.event_schemas import BOT_LEVELS, rules_serializer
 from games.rules import RuleSet
 
@@ -238,12 +239,21 @@ class PlayerStatsSerializer(serializers.Serializer):
 
 
 class LeaderboardQuerySerializer(serializers.Serializer):
+    order = serializers.ChoiceField(
+        choices=["rating", "chips"],
+        required=False,
+        default="rating",
+        help_text="rating (default): by conservative rating. chips: by chips (available and in "
+        "play), only players who chose to be listed (PATCH /me/wallet); bots sit on the "
+        "house's chips and are not listed.",
+    )
     min_games = serializers.IntegerField(
         required=False,
         default=1,
         min_value=0,
         max_value=1_000_000,
-        help_text="Only players with at least this many finished matches (default 1).",
+        help_text="Only players with at least this many finished matches (default 1; the "
+        "rating order only).",
     )
 
 
@@ -256,6 +266,9 @@ class LeaderboardEntrySerializer(serializers.Serializer):
     wins = serializers.IntegerField()
     win_rate = serializers.FloatField(allow_null=True)
     chips_net = serializers.IntegerField()
+    chips = serializers.IntegerField(
+        allow_null=True, help_text="The player's chips, if they chose to be listed; else null."
+    )
 
 
 class MatchSeatSerializer(serializers.Serializer):
@@ -295,6 +308,9 @@ class MatchDetailSerializer(serializers.Serializer):
     rounds = MatchRoundSerializer(many=True)
     replay = serializers.CharField(help_text="GET it for the game at any step, all revealed.")
     audit = serializers.CharField(help_text="GET it to verify the hash chain and the deals.")
+    settlement = SettlementSerializer(
+        allow_null=True, help_text="Table stakes: the buy-ins and the payout; null: no chips."
+    )
 
 
 class PageQuerySerializer(serializers.Serializer):
@@ -322,7 +338,9 @@ class LeaderboardParamsSerializer(LeaderboardQuerySerializer):
 
 
 class LeaderboardPageSerializer(serializers.Serializer):
-    count = serializers.IntegerField(help_text="Players with at least min_games matches.")
+    count = serializers.IntegerField(
+        help_text="Players with at least min_games matches (chips order: listed players)."
+    )
     results = LeaderboardEntrySerializer(many=True)
 
 
@@ -351,9 +369,15 @@ class ExportedGameSerializer(serializers.Serializer):
     )
 
 
+class ExportedWalletSerializer(serializers.Serializer):
+    wallet = WalletSerializer(allow_null=True, help_text="null: the account never had chips.")
+    entries = StatementItemSerializer(many=True, help_text="Every entry, oldest first.")
+
+
 class AccountExportSerializer(serializers.Serializer):
     exported_at = serializers.DateTimeField()
     account = AccountSerializer()
+    chips = ExportedWalletSerializer()
     sessions = SessionSerializer(many=True)
     history = PlayerMatchOutputSerializer(many=True, help_text="Newest first.")
     stats = PlayerStatsSerializer()

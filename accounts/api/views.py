@@ -303,7 +303,7 @@ class LeaderboardApi(APIView):
 
     @extend_schema(
         operation_id="leaderboard",
-        summary="Players and bots by conservative rating (mu - 3 sigma), best first",
+        summary="Players and bots by conservative rating (mu - 3 sigma), or players by chips",
         tags=PLAYERS,
         parameters=[LeaderboardParamsSerializer],
         responses={200: LeaderboardPageSerializer, **error_responses(400)},
@@ -311,13 +311,7 @@ class LeaderboardApi(APIView):
     def get(self, request: Request) -> Response:
         query = LeaderboardParamsSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        limit, offset = query.validated_data["limit"], query.validated_data["offset"]
-        board = selectors.leaderboard(min_games=query.validated_data["min_games"])
-        entries = [
-            selectors.leaderboard_entry(stats, offset + index + 1)
-            for index, stats in enumerate(board[offset : offset + limit])
-        ]
-        body = {"count": board.count(), "results": entries}
+        body = selectors.leaderboard_page(**query.validated_data)
         return Response(LeaderboardPageSerializer(body).data)
 
 

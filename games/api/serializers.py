@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from chips.api.serializers import SettlementSerializer
 from games.api.commands import CommandField, CommandListField, InputSerializer
 from games.api.event_schemas import (
     EVENT_SERIALIZERS,
@@ -136,6 +138,22 @@ class TableCreateInputSerializer(serializers.Serializer):
         max_length=3,
         help_text="Exactly three; default: you and two open seats.",
     )
+    buy_in = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        max_value=settings.TONGITS_MAX_BUY_IN,
+        help_text="Table stakes: chips each seat puts in escrow at the start (a bot's from the "
+        "house), and the most anyone can lose in the match (docs/chips.md). 0 (default): no "
+        "chips at stake. 409 `insufficient_chips` (with `seat`) when a wallet cannot cover it. "
+        "Quick play's rooms: GET /rooms.",
+    )
+
+
+class RoomSerializer(serializers.Serializer):
+    buy_in = serializers.IntegerField(help_text="Chips each seat escrows: the most one can lose.")
+    stake = serializers.IntegerField(help_text="Multiplies every payout (rules.stake).")
+    affordable = serializers.BooleanField(help_text="Your wallet covers the buy-in now.")
 
 
 class InvitationInputSerializer(serializers.Serializer):
@@ -184,6 +202,7 @@ class TableOutputSerializer(serializers.Serializer):
     seats = SeatOutputSerializer(many=True)
     created_by = serializers.CharField(allow_null=True)
     rated = serializers.BooleanField(help_text="false: a casual table (no rating changes).")
+    buy_in = serializers.IntegerField(help_text="Chips each seat escrows at the start; 0: none.")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -384,6 +403,13 @@ class AuditFailureSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class AuditSettlementSerializer(SettlementSerializer):
+    problems = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="How the ledger differs from the events (empty: they agree).",
+    )
+
+
 class AuditSerializer(serializers.Serializer):
     game_id = serializers.UUIDField()
     version = serializers.IntegerField()
@@ -402,6 +428,14 @@ class AuditSerializer(serializers.Serializer):
         allow_null=True, help_text="The match's seal verifies (null: the match is not over)."
     )
     failure = AuditFailureSerializer(allow_null=True)
+    settlement = AuditSettlementSerializer(
+        allow_null=True, help_text="Table stakes (docs/chips.md); null: no chips at stake."
+    )
+    settlement_ok = serializers.BooleanField(
+        allow_null=True,
+        help_text="The ledger's buy-ins and payout are what the events say under the "
+        "table-stakes rule (null: no chips at stake).",
+    )
     sound = serializers.BooleanField(help_text="Every check holds.")
 
 

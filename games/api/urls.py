@@ -7,6 +7,7 @@ urlpatterns = [
     path("games/<uuid:game_id>", views.GameApi.as_view(), name="game"),
     path("games/<uuid:game_id>/commands", views.GameCommandsApi.as_view(), name="game-commands"),
     path("tables", views.TablesApi.as_view(), name="tables"),
+    path("rooms", views.RoomsApi.as_view(), name="rooms"),
     path("tables/<uuid:game_id>", views.TableDetailApi.as_view(), name="table-detail"),
     path("tables/<uuid:game_id>/join", views.TableJoinApi.as_view(), name="table-join"),
     path("tables/<uuid:game_id>/leave", views.TableLeaveApi.as_view(), name="table-leave"),

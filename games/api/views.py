@@ -28,19 +28,22 @@ from games.api.serializers import (
     PublicKeysSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
+    RoomSerializer,
     SeedInputSerializer,
     TableCreateInputSerializer,
     TableJoinInputSerializer,
     TableListQuerySerializer,
     TableOutputSerializer,
 )
-from tongits_site.api_errors import ApiError, error_responses
+from tongits_site.api_errors import (
+    IDEMPOTENCY_HEADER,
+    error_responses,
+    idempotency_key,
+)
 from tongits_site.throttling import CommandThrottle
 
 TABLES = ["tables"]
 GAMES = ["games"]
-IDEMPOTENCY_HEADER = "Idempotency-Key"
-IDEMPOTENCY_MAX = 255
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
     IDEMPOTENCY_HEADER,
@@ -124,6 +127,19 @@ class TablesApi(APIView):
         query.is_valid(raise_exception=True)
         games = selectors.table_list(**query.validated_data)
         return Response(TableOutputSerializer(map(selectors.table_dict, games), many=True).data)
+
+
+class RoomsApi(APIView):
+    @extend_schema(
+        operation_id="rooms_list",
+        summary="Quick play's rooms: a buy-in and its stake, and whether you can sit there",
+        description="Create a room's table with its `buy_in` and `rules.stake` (any preset): "
+        '`{"rules": {"preset": "standard", "stake": 5}, "buy_in": 100, "seats": [...]}`.',
+        tags=TABLES,
+        responses={200: RoomSerializer(many=True), **error_responses(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(RoomSerializer(lobby.rooms(user=request.user), many=True).data)
 
 
 class TableDetailApi(APIView):
@@ -211,18 +227,6 @@ class GameApi(APIView):
         return Response(payload)
 
 
-def _idempotency_key(request: Request) -> str | None:
-    key = request.headers.get(IDEMPOTENCY_HEADER)
-    if key is None:
-        return None
-    if not 1 <= len(key) <= IDEMPOTENCY_MAX or not all(" " <= ch <= "~" for ch in key):
-        raise ApiError(
-            f"{IDEMPOTENCY_HEADER} must be 1 to {IDEMPOTENCY_MAX} printable ASCII characters.",
-            code="invalid_idempotency_key",
-        )
-    return key
-
-
 class GameCommandsApi(APIView):
     throttle_classes = [CommandThrottle]
 
@@ -246,7 +250,7 @@ class GameCommandsApi(APIView):
         },
     )
     def post(self, request: Request, game_id: uuid.UUID) -> Response:
-        key = _idempotency_key(request)
+        key = idempotency_key(request)
         data = CommandInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         written = play.submit_command(

@@ -27,6 +27,7 @@ from .errors import CODES as ILLEGAL_MOVE_CODES
 from .errors import IllegalMove
 from .events import EVENT_TYPES, Event, event_from_dict, event_to_dict
 from .ruleset import RuleSet
+from .scoring import table_stakes
 from .state import (
     IN_ROUND_PHASES,
     PHASES,
@@ -71,6 +72,7 @@ __all__ = [
     "set_client_seed",
     "state_from_dict",
     "state_to_dict",
+    "table_stakes",
     "time_out",
     "abort",
     "play_resigned",

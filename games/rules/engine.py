@@ -419,10 +419,12 @@ def new_game(
     rng: Rng,
     creator_seat: int | None = None,
     rated: bool = True,
+    buy_in: int = 0,
 ) -> GameStarted:
     """``game_started`` with the first dealer drawn from ``rng``; where ``rules.first_dealer`` is
     ``creator``, the first dealer is ``creator_seat`` (the seat of the table's creator) when
-    given. ``rng`` is drawn from either way, so the rest of its stream does not depend on it."""
+    given. ``rng`` is drawn from either way, so the rest of its stream does not depend on it.
+    ``buy_in`` records the table stakes each seat escrowed (0: no chips at stake)."""
     seats = list(seats) if seats is not None else [{"kind": "user"} for _ in range(3)]
     if len(seats) != 3:
         raise ValueError("Tongits is played by exactly three seats")
@@ -433,7 +435,10 @@ def new_game(
     dealer = rng.randrange(3)
     if rules.first_dealer == "creator" and creator_seat is not None:
         dealer = creator_seat
-    return GameStarted(rules.to_dict(), tuple(dict(s) for s in seats), dealer, bool(rated))
+    if isinstance(buy_in, bool) or not isinstance(buy_in, int) or buy_in < 0:
+        raise ValueError("buy_in must be a non-negative integer")
+    seated = tuple(dict(s) for s in seats)
+    return GameStarted(rules.to_dict(), seated, dealer, bool(rated), buy_in=buy_in)
 
 
 def next_dealer(state: GameState) -> int:

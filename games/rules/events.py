@@ -21,15 +21,15 @@ class Event:
         out: dict[str, Any] = {"type": self.type}
         for name in _FIELD_NAMES[type(self)]:
             value = getattr(self, name)
-            if name in _SEED_FIELDS and not value:
-                continue  # no seeded shuffle (the pure core's own games): the old shape
+            if name in _OPTIONAL_FIELDS and not value:
+                continue  # no seeded shuffle, no chips at stake: the old shape
             out[name] = _plain(value)
         return out
 
 
-#: Fields of seeded shuffles, left out of an event's dict while empty.
-_SEED_FIELDS = frozenset(
-    {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds"}
+#: Fields left out of an event's dict while empty: seeded shuffles, a table's buy-in.
+_OPTIONAL_FIELDS = frozenset(
+    {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds", "buy_in"}
 )
 
 
@@ -52,6 +52,9 @@ class GameStarted(Event):
     # and the seed itself, redacted from every reader until the match is over.
     next_server_seed_hash: str = ""
     next_server_seed: str = ""
+    # Table stakes: the chips each seat put in escrow at the start (0: nothing at stake). Nobody
+    # loses more than this over the match (``scoring.table_stakes``).
+    buy_in: int = 0
 
 
 @dataclass(frozen=True, slots=True)

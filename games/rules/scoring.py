@@ -160,3 +160,39 @@ def placements(winner: int | None, round_wins: Sequence[int], chips: Sequence[in
         others = [k for s, k in enumerate(keys) if s != seat and s != winner]
         places.append((1 if winner is None else 2) + sum(other > key for other in others))
     return places
+
+
+def table_stakes(owed: Sequence[int], buy_ins: Sequence[int]) -> list[int]:
+    """What each seat is paid (+) or pays (-) for a match played for table stakes.
+
+    ``owed`` is the match's chip result by the rules (the sum of its rounds' payouts, zero-sum);
+    ``buy_ins`` what each seat put in escrow. Nobody loses more than their buy-in: a loser pays
+    ``min(owed, buy-in)``. When every loser covers what they owe, the winners get what they were
+    owed; otherwise the winners share what the losers paid in proportion to what they were owed,
+    in whole chips, the chips left by rounding down going one each to the winners in seat order.
+    The answer always sums to zero, and no winner gets more than they were owed.
+    """
+    if len(owed) != len(buy_ins):
+        raise ValueError("one buy-in per seat")
+    if sum(owed) != 0:
+        raise ValueError("a match's chip result sums to zero")
+    if any(b < 0 for b in buy_ins):
+        raise ValueError("buy-ins are not negative")
+    paid = [0] * len(owed)
+    pot = 0
+    for seat, amount in enumerate(owed):
+        if amount < 0:
+            paid[seat] = -min(-amount, buy_ins[seat])
+            pot -= paid[seat]
+    winners = [seat for seat, amount in enumerate(owed) if amount > 0]
+    due = sum(owed[seat] for seat in winners)
+    if pot == due:
+        for seat in winners:
+            paid[seat] = owed[seat]
+        return paid
+    for seat in winners:
+        paid[seat] = pot * owed[seat] // due
+    left = pot - sum(paid[seat] for seat in winners)
+    for seat in winners[:left]:
+        paid[seat] += 1
+    return paid

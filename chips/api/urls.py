@@ -1,0 +1,15 @@
+from django.urls import path
+
+from chips.api import views
+
+urlpatterns = [
+    path("me/wallet", views.WalletApi.as_view(), name="me-wallet"),
+    path("me/wallet/entries", views.WalletEntriesApi.as_view(), name="me-wallet-entries"),
+    path("me/wallet/daily", views.DailyBonusApi.as_view(), name="me-wallet-daily"),
+    path("wallets/<str:username>", views.StaffWalletApi.as_view(), name="wallet"),
+    path(
+        "wallets/<str:username>/adjustments",
+        views.StaffAdjustmentApi.as_view(),
+        name="wallet-adjustments",
+    ),
+]

@@ -1,0 +1,57 @@
+"""The chips' domain errors: plain exceptions with a stable ``code`` (no HTTP here)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from tongits_site.errors import Conflict, Invalid, NotFound, Refused
+
+
+class InsufficientChips(Conflict):
+    """A wallet cannot cover a debit. At a table's start or seat, ``seat`` names who is short
+    (``extra``); nothing was taken from anyone."""
+
+    code = "insufficient_chips"
+    detail = "Not enough chips."
+
+    def __init__(self, detail: str | None = None, *, seat: int | None = None) -> None:
+        super().__init__(detail, extra={} if seat is None else {"seat": seat})
+        self.seat = seat
+
+
+class AlreadyClaimed(Conflict):
+    """Today's daily bonus was claimed already; ``next_at`` says when the next one is."""
+
+    code = "already_claimed"
+    detail = "You have claimed today's bonus already."
+
+    def __init__(self, next_at: datetime) -> None:
+        text = next_at.isoformat().replace("+00:00", "Z")
+        super().__init__(
+            f"Today's bonus is claimed; the next one from {text}.", extra={"next_at": text}
+        )
+        self.next_at = next_at
+
+
+class NoBonus(Conflict):
+    code = "no_daily_bonus"
+    detail = "This server gives no daily bonus (TONGITS_DAILY_BONUS is 0)."
+
+
+class InvalidAdjustment(Invalid):
+    code = "invalid_adjustment"
+    detail = "An adjustment needs a non-zero whole amount and a reason."
+
+
+class AdjustmentKeyReused(Refused):
+    code = "idempotency_key_reused"
+    detail = "This Idempotency-Key was used for a different adjustment."
+
+
+class WalletNotFound(NotFound):
+    detail = "No player with that username."
+
+
+class WalletClosed(Conflict):
+    code = "wallet_closed"
+    detail = "That account was deleted: its wallet is closed."

@@ -1,0 +1,266 @@
+"""Writes of the chips economy (services write, selectors read): grants, the daily bonus, staff
+adjustments, a table's buy-ins, payout and refund, and a deleted account's chips.
+
+Every write is one ``ledger.post`` with a key derived from its cause and what it is about, so
+each cause posts once however often it is asked for:
+
+    signup_grant:<user>               daily_bonus:<user>:<YYYY-MM-DD>
+    buy_in:<game>   payout:<game>     refund:<game>
+    adjustment:<staff>:<key>          account_deleted:<user>[:<game>]
+
+Services raise domain errors (``chips.errors``); they know no HTTP and no game: the games'
+lobby and settlement hand in seats as user ids (None for a bot: the house plays it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from chips import ledger
+from chips.errors import (
+    AdjustmentKeyReused,
+    AlreadyClaimed,
+    InsufficientChips,
+    InvalidAdjustment,
+    NoBonus,
+    WalletClosed,
+)
+from chips.models import Account, Balance, Entry
+
+Cause = Entry.Cause
+
+#: A seat of a table, as the ledger sees it: the user id of a person, None for a bot.
+SeatOwner = int | None
+
+
+# ---------------------------------------------------------------- wallets and grants
+
+
+def open_wallet(user_id: int) -> int:
+    """The user's wallet, opened with the sign-up grant (``TONGITS_SIGNUP_GRANT`` from the
+    house) the first time it is needed: at registration, or, for an account older than the
+    ledger, at its first read or buy-in. Idempotent."""
+    with transaction.atomic():
+        wallet, opened = ledger.ensure_wallet(user_id)
+        grant = settings.TONGITS_SIGNUP_GRANT
+        if opened and grant > 0:
+            ledger.post(
+                cause=Cause.SIGNUP_GRANT,
+                key=f"signup_grant:{user_id}",
+                postings={ledger.house_id(): -grant, wallet: grant},
+                user_id=user_id,
+            )
+    return wallet
+
+
+def bonus_day(now: datetime) -> date:
+    """The UTC day a daily bonus claimed at ``now`` belongs to."""
+    return now.astimezone(UTC).date()
+
+
+def next_bonus_at(now: datetime) -> datetime:
+    """The next UTC midnight: when the next daily bonus may be claimed."""
+    return datetime.combine(bonus_day(now) + timedelta(days=1), time(0), tzinfo=UTC)
+
+
+def daily_bonus_claim(*, user_id: int, now: datetime | None = None) -> ledger.Posted:
+    """Today's bonus (``TONGITS_DAILY_BONUS`` from the house), once per UTC day per account.
+
+    A second claim the same day raises ``AlreadyClaimed`` with the time of the next one; two
+    claims at once post once (the day is in the entry's key).
+    """
+    amount = settings.TONGITS_DAILY_BONUS
+    if amount <= 0:
+        raise NoBonus()
+    now = now or timezone.now()
+    day = bonus_day(now)
+    with transaction.atomic():
+        wallet = open_wallet(user_id)
+        if Account.objects.filter(pk=wallet, closed_at__isnull=False).exists():
+            raise WalletClosed()
+        posted = ledger.post(
+            cause=Cause.DAILY_BONUS,
+            key=f"daily_bonus:{user_id}:{day.isoformat()}",
+            postings={ledger.house_id(): -amount, wallet: amount},
+            user_id=user_id,
+            data={"day": day.isoformat()},
+            bonus_day={wallet: day},
+            now=now,
+        )
+    if not posted.created:
+        raise AlreadyClaimed(next_bonus_at(now))
+    return posted
+
+
+def adjust(
+    *,
+    user_id: int,
+    amount: int,
+    reason: str,
+    staff_id: int | None,
+    key: str | None = None,
+) -> tuple[ledger.Posted, int]:
+    """A staff correction or grant: ``amount`` chips into (+) or out of (-) the user's wallet,
+    against the house, with a reason. Never an edit: a wrong adjustment is undone by another.
+
+    ``key`` (a client's Idempotency-Key) makes a retry return the first one; the same key with
+    another amount, user or reason is ``AdjustmentKeyReused``. A debit the wallet cannot cover
+    is ``InsufficientChips``. Returns the entry and the wallet's balance after it.
+    """
+    reason = (reason or "").strip()
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount == 0 or not reason:
+        raise InvalidAdjustment()
+    entry_key = f"adjustment:{staff_id}:{key}" if key else f"adjustment:{uuid.uuid4().hex}"
+    with transaction.atomic():
+        wallet = open_wallet(user_id)
+        if Account.objects.filter(pk=wallet, closed_at__isnull=False).exists():
+            raise WalletClosed()
+        try:
+            posted = ledger.post(
+                cause=Cause.ADJUSTMENT,
+                key=entry_key,
+                postings={ledger.house_id(): -amount, wallet: amount},
+                user_id=user_id,
+                created_by_id=staff_id,
+                reason=reason,
+                data={"amount": amount},
+            )
+        except ledger.Short:
+            raise InsufficientChips(
+                f"The wallet cannot give up {-amount} chips: an adjustment never makes it negative."
+            ) from None
+        if not posted.created:
+            first = Entry.objects.get(pk=posted.entry_id)
+            if (first.user_id, first.reason, first.data.get("amount")) != (user_id, reason, amount):
+                raise AdjustmentKeyReused()
+    balance = Balance.objects.filter(account_id=wallet).values_list("balance", flat=True)[0]
+    return posted, balance
+
+
+def set_listed(*, user_id: int, listed: bool) -> None:
+    """Show (or hide) the user's balance on the chips leaderboard; private by default."""
+    wallet = open_wallet(user_id)
+    Account.objects.filter(pk=wallet).update(listed=bool(listed))
+
+
+def close_wallet(*, user_id: int) -> ledger.Posted | None:
+    """The account is being deleted: its wallet's chips go to the house (``account_deleted``),
+    and chips it wins later (a running match's payout) follow them there. Chips in play stay in
+    their escrows until those matches settle."""
+    wallet = ledger.wallet_of(user_id)
+    if wallet is None:
+        return None
+    with transaction.atomic():
+        Account.objects.filter(pk=wallet, closed_at__isnull=True).update(closed_at=timezone.now())
+        return _sweep_closed(wallet, user_id, f"account_deleted:{user_id}")
+
+
+def _sweep_closed(wallet: int, user_id: int, key: str) -> ledger.Posted | None:
+    balance = Balance.objects.select_for_update().get(account_id=wallet).balance
+    if balance <= 0:
+        return None
+    return ledger.post(
+        cause=Cause.ACCOUNT_DELETED,
+        key=key,
+        postings={wallet: -balance, ledger.house_id(): balance},
+        user_id=user_id,
+        data={"amount": balance},
+    )
+
+
+# ---------------------------------------------------------------- table stakes
+
+
+def _seat_accounts(seats: Sequence[SeatOwner]) -> list[int]:
+    house = ledger.house_id()
+    return [house if owner is None else open_wallet(owner) for owner in seats]
+
+
+def escrow_buy_ins(*, game_id: uuid.UUID | str, seats: Sequence[SeatOwner], buy_in: int) -> None:
+    """Move each seat's buy-in into the table's escrow (a bot's from the house): one entry, in
+    the caller's transaction (the start's). A seat that cannot cover it raises
+    ``InsufficientChips`` naming the first such seat, and nothing is taken from anyone."""
+    if buy_in <= 0:
+        return
+    with transaction.atomic():
+        accounts = _seat_accounts(seats)
+        escrow = ledger.ensure_escrow(game_id)
+        postings: dict[int, int] = defaultdict(int)
+        in_play: dict[int, int] = defaultdict(int)
+        for owner, account in zip(seats, accounts, strict=True):
+            postings[account] -= buy_in
+            if owner is not None:
+                in_play[account] += buy_in
+        postings[escrow] += buy_in * len(seats)
+        try:
+            ledger.post(
+                cause=Cause.BUY_IN,
+                key=f"buy_in:{game_id}",
+                postings=postings,
+                game_id=game_id,
+                data={"buy_in": buy_in, "seats": list(seats)},
+                in_play=in_play,
+            )
+        except ledger.Short as short:
+            seat = next(i for i, a in enumerate(accounts) if a in short.accounts)
+            raise InsufficientChips(
+                f"Seat {seat} cannot cover the buy-in of {buy_in} chips.", seat=seat
+            ) from None
+
+
+def can_cover(*, user_id: int, buy_in: int) -> bool:
+    """Whether the user's wallet holds ``buy_in`` now (the start checks again, for real)."""
+    if buy_in <= 0:
+        return True
+    wallet = open_wallet(user_id)
+    return Balance.objects.filter(account_id=wallet, balance__gte=buy_in).exists()
+
+
+def settle_stakes(
+    *,
+    game_id: uuid.UUID | str,
+    seats: Sequence[SeatOwner],
+    buy_in: int,
+    paid: Sequence[int] | None,
+    data: dict[str, Any] | None = None,
+) -> ledger.Posted | None:
+    """Empty a table's escrow: each seat gets its buy-in plus ``paid`` (the match's settled
+    result, ``payout``), or its buy-in back when ``paid`` is None (an aborted match, ``refund``).
+    Posts once per table, whichever way; a deleted account's share then goes to the house."""
+    if buy_in <= 0:
+        return None
+    refund = paid is None
+    amounts = [0] * len(seats) if refund else list(paid)  # type: ignore[arg-type]
+    if sum(amounts) != 0 or any(buy_in + a < 0 for a in amounts):
+        raise ValueError(f"a settlement pays out what the escrow holds: {amounts}")
+    with transaction.atomic():
+        accounts = _seat_accounts(seats)
+        escrow = ledger.ensure_escrow(game_id)
+        postings: dict[int, int] = defaultdict(int)
+        in_play: dict[int, int] = defaultdict(int)
+        for owner, account, amount in zip(seats, accounts, amounts, strict=True):
+            postings[account] += buy_in + amount
+            if owner is not None:
+                in_play[account] -= buy_in
+        postings[escrow] -= buy_in * len(seats)
+        cause = Cause.REFUND if refund else Cause.PAYOUT
+        posted = ledger.post(
+            cause=cause,
+            key=f"{cause}:{game_id}",
+            postings=postings,
+            game_id=game_id,
+            data={"buy_in": buy_in, "seats": list(seats), "paid": amounts, **(data or {})},
+            in_play=in_play,
+        )
+        closed = Account.objects.filter(pk__in=accounts, closed_at__isnull=False)
+        for wallet, user_id in closed.values_list("pk", "user_id"):
+            _sweep_closed(wallet, user_id, f"account_deleted:{user_id}:{game_id}")
+    return posted
