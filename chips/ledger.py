@@ -150,7 +150,7 @@ WITH p AS (
     RETURNING 1
 )
 UPDATE chips_balance SET balance = x.b, in_play = chips_balance.in_play + x.i,
-    bonus_day = coalesce(x.d, chips_balance.bonus_day)
+    bonus_day = greatest(x.d, chips_balance.bonus_day)
 FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::date[]) AS x(a, b, i, d)
 WHERE chips_balance.account_id = x.a
 """

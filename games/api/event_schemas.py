@@ -76,9 +76,10 @@ FIELD_OVERRIDES: dict[str, Factory] = {
     "salt": lambda **kw: serializers.CharField(help_text="The deal's salt (revealed only).", **kw),
 }
 
-#: Fields of seeded shuffles (docs/verifying.md): left out of an event while empty (the rules
-#: core's own games), and the next deal's seed redacted from every reader until the match ends.
-OPTIONAL = {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds"}
+#: Fields left out of an event while empty: seeded shuffles (docs/verifying.md; the rules core's
+#: own games have none, and the next deal's seed is redacted from every reader until the match
+#: ends) and a table's buy-in (docs/chips.md; 0, nothing at stake, is left out).
+OPTIONAL = {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds", "buy_in"}
 #: The events whose content some reader may not see (``games.rules.hidden_from_some``): the
 #: server stores a random ``nonce`` in them, shown and redacted with that content.
 NONCE_EVENTS = ("round_started", "drew", "melded")
