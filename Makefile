@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint bench bench-audit bench-moves bench-api bench-auth bench-streams simulate tournament
+.PHONY: help install run test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench-moves   the write path vs a raw psycopg append (scratch db tongits_bench)"
 	@echo "make bench-api     1, 10, 30 tables over HTTP against a started stack (needs PostgreSQL, Redis)"
 	@echo "make bench-auth    GET /me in process: the token look-up remembered vs every request"
+	@echo "make bench-chips   a settlement with and without chips; GET /me/wallet beside GET /me"
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make tournament  600 matches of hard against two normal bots (about 25 min)"
@@ -64,6 +65,9 @@ bench-api: $(STAMP)
 
 bench-auth: $(STAMP)
 	$(PY) scripts/bench_auth.py
+
+bench-chips: $(STAMP)
+	$(PY) scripts/bench_chips.py
 
 # 300 SSE streams on one uvicorn process while 10 tables play: latency, memory, idle CPU.
 bench-streams: $(STAMP)

@@ -19,7 +19,7 @@ from chips import ledger
 from chips import selectors as chips_selectors
 from chips.models import Entry
 from games import store
-from games.models import Event, Game
+from games.models import Game
 from games.rules import table_stakes
 
 
@@ -118,8 +118,7 @@ def unsettled_tables() -> list[uuid.UUID]:
 
 def tables_with_stakes() -> list[uuid.UUID]:
     """Every started table played for chips (the ones ``verify_ledger`` checks)."""
-    started = Event.objects.filter(type="game_started").values("game_id")
-    qs = Game.objects.filter(buy_in__gt=0, pk__in=started)
+    qs = Game.objects.filter(buy_in__gt=0, version__gt=0)
     return list(qs.order_by("created_at").values_list("pk", flat=True))
 
 

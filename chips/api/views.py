@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
@@ -80,7 +81,10 @@ class WalletEntriesApi(APIView):
         query.is_valid(raise_exception=True)
         paginator = StatementPagination()
         rows = selectors.statement(user_id=request.user.pk)
-        page = paginator.paginate_queryset(rows, request, view=self)
+        try:
+            page = paginator.paginate_queryset(rows, request, view=self)
+        except NotFound:  # DRF's answer to a cursor it cannot decode: the client's mistake
+            raise ValidationError({"cursor": ["Not a cursor of this list."]}) from None
         body = {
             "next": paginator.get_next_link(),
             "previous": paginator.get_previous_link(),

@@ -309,7 +309,12 @@ class PlayerViewSerializer(serializers.Serializer):
     blocked = serializers.ListField(child=serializers.IntegerField())
     turns = serializers.IntegerField()
     round_wins = serializers.ListField(child=serializers.IntegerField())
-    chips = serializers.ListField(child=serializers.IntegerField())
+    chips = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Per seat: the rounds' payouts so far."
+    )
+    buy_in = serializers.IntegerField(
+        help_text="Table stakes: each seat's chips in escrow, the most it can lose (0: none)."
+    )
     last_round = EVENT_SERIALIZERS["round_ended"](
         allow_null=True, help_text="The last round_ended event."
     )

@@ -28,12 +28,14 @@ def main(argv: list[str] | None = None) -> None:
     reasons: Counter[str] = Counter()
     rounds_per_match, events_per_match, turns = [], [], []
     match_wins: Counter[int] = Counter()
+    losses: list[int] = []  # what each match's losers owed, in stakes (table stakes' scale)
     no_winner = 0
     for _ in tqdm(range(args.matches), desc="matches", unit="match", disable=args.matches < 50):
         record = play_match(bots, rng, rules)
         rounds_per_match.append(len(record.rounds))
         events_per_match.append(len(record.events))
         match_wins[record.state.match_winner] += 1
+        losses.extend(-c // rules.stake for c in record.state.chips if c < 0)
         for r in record.rounds:
             reasons[r.reason] += 1
             no_winner += r.winner is None
@@ -49,6 +51,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"turns per round: mean {statistics.mean(turns):.1f}, max {max(turns)}")
     print(f"events per match: mean {statistics.mean(events_per_match):.1f}")
     print("match wins by seat: " + ", ".join(f"{s}: {match_wins[s]}" for s in range(3)))
+    if losses:
+        losses.sort()
+        at = [losses[min(len(losses) - 1, int(q * len(losses)))] for q in (0.5, 0.9, 0.99)]
+        print(
+            f"a loser owes, in stakes: p50 {at[0]}, p90 {at[1]}, p99 {at[2]}, "
+            f"max {losses[-1]} ({len(losses)} losers)"
+        )
 
 
 def _turns_per_round(events: list) -> list[int]:

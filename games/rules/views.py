@@ -65,6 +65,7 @@ def player_view(state: GameState, seat: int | None, reveal: bool = False) -> dic
         "turns": state.turns,
         "round_wins": list(state.round_wins),
         "chips": list(state.chips),
+        "buy_in": state.buy_in,
         "last_round": _event_dict(state.last_round) if state.last_round else None,
         "match_winner": state.match_winner,
         "draw_call": None,

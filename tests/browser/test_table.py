@@ -398,3 +398,73 @@ def test_resigning_leaves_the_match_to_the_server_and_it_ends(watch: Watch) -> N
     assert page.get_by_test_id("legal-command").count() == 0
     assert page.get_by_test_id("resign").count() == 0
     watch.check_clean()
+
+
+def header_balance(page) -> int:
+    balance = page.get_by_test_id("balance")
+    page.wait_for_function("document.getElementById('balance')?.dataset.balance !== undefined")
+    return int(balance.get_attribute("data-balance"))
+
+
+def test_a_room_match_changes_the_balance_by_what_the_result_says(watch: Watch) -> None:
+    """Quick play in the room of 100 chips: the buy-in leaves the wallet at the start, the
+    result shows the settlement, and the header's balance moves by exactly what it paid; the
+    daily bonus adds its chips; the wallet page lists every entry."""
+    page = watch.open("stakes")
+    register(page, "stakes")
+    assert header_balance(page) == 1000  # the sign-up grant
+    page.get_by_test_id("daily-bonus").click()
+    page.get_by_test_id("daily-bonus-claimed").wait_for()
+    page.wait_for_function("document.getElementById('balance').dataset.balance === '1200'")
+    page.get_by_label("Room").first.select_option("100:5")
+    page.get_by_test_id("quick-play").click()
+    page.get_by_test_id("turn-indicator").wait_for()
+    page.wait_for_function("document.getElementById('balance')?.dataset.available === '1100'")
+    assert header_balance(page) == 1200  # 1,100 available and 100 in play
+    page.get_by_test_id("resign").click()  # the server plays the seat to the end, at once
+    page.get_by_test_id("resign-confirm").click()
+    page.get_by_test_id("match-result").wait_for(timeout=MATCH_SECONDS * 1000)
+    settlement = page.locator('[data-testid="settlement"][data-settled="true"]')
+    settlement.wait_for(timeout=30_000)
+    paid = int(settlement.get_attribute("data-paid"))
+    assert (
+        "Table stakes" in settlement.inner_text() and "Buy-in 100 chips" in settlement.inner_text()
+    )
+    page.wait_for_function(
+        "b => document.getElementById('balance').dataset.balance === String(b)", arg=1200 + paid
+    )
+    page.get_by_test_id("balance").click()
+    page.get_by_test_id("wallet-entries").wait_for()
+    causes = [row.get_attribute("data-cause") for row in page.get_by_test_id("wallet-entry").all()]
+    assert causes == ["payout", "buy_in", "daily_bonus", "signup_grant"], causes
+    assert page.get_by_test_id("wallet-balance").get_attribute("data-balance") == str(1200 + paid)
+    watch.check_clean()
+
+
+def test_a_start_is_refused_for_want_of_chips(watch: Watch) -> None:
+    """Ana opens a table for 1,000 chips a seat and Ben takes the open seat; Ben then puts 100
+    of his chips into a quick-play room, so the start is refused naming his seat, and nothing
+    leaves anyone's wallet."""
+    ana, ben = watch.open("ana"), watch.open("ben")
+    register(ana, "ana")
+    ben_name = register(ben, "ben")
+    ana.get_by_label("Room").nth(1).select_option("1000:50")
+    ana.get_by_label("Seat 2: who").select_option("open")
+    ana.get_by_label("Seat 3: who").select_option("bot:easy")
+    ana.get_by_test_id("create-table").click()
+    ana.get_by_test_id("table-buy-in").wait_for()
+    game_id = ana.evaluate("location.hash").split("/")[-1]
+    ben.reload()
+    ben.locator(f'[data-testid="join-table"][data-table="{game_id}"]').click()
+    ben.get_by_test_id("waiting-seats").wait_for()
+    ben.goto("/#/lobby")
+    ben.get_by_label("Room").first.select_option("100:5")
+    ben.get_by_test_id("quick-play").click()
+    ben.get_by_test_id("turn-indicator").wait_for()
+    ana.get_by_test_id("start-table").click(timeout=5_000)
+    status = ana.locator("#status.error")
+    status.wait_for()
+    assert f"{ben_name} (seat 2) cannot cover the buy-in of 1,000 chips" in status.inner_text()
+    assert ana.get_by_test_id("waiting-seats").is_visible()  # still waiting
+    assert header_balance(ana) == 1000
+    watch.check_clean(allow=("status of 409",))

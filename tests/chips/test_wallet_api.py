@@ -83,6 +83,7 @@ def test_the_statement_pages_by_cursor_newest_first(auth_client):
     assert seen == [*range(25, 0, -1), 1000]
     assert all(e["match"] is None and e["game_id"] is None for e in page["results"])
     assert_error(auth_client.get(f"{WALLET}/entries?page_size=0"), 400, "invalid")
+    assert_error(auth_client.get(f"{WALLET}/entries?cursor=%F2%86"), 400, "invalid")
 
 
 def test_listing_ones_balance_on_the_chips_leaderboard(auth_client_factory):

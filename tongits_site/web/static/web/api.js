@@ -69,7 +69,19 @@ export const api = {
   me: () => call("GET", "/me"),
   myGames: () => call("GET", "/me/games"),
   openTables: () => call("GET", "/tables?status=waiting"),
-  createTable: (rules, seats) => call("POST", "/tables", { rules, seats }),
+  createTable: (rules, seats, buyIn = 0) =>
+    call("POST", "/tables", { rules, seats, buy_in: buyIn }),
+  rooms: () => call("GET", "/rooms"),
+  wallet: () => call("GET", "/me/wallet"),
+  // The first page, or the page a previous answer's `next` link names (an absolute URL).
+  walletEntries: (next) => {
+    if (!next) return call("GET", "/me/wallet/entries");
+    const url = new URL(next, location.href);
+    return call("GET", url.pathname.replace(BASE, "") + url.search);
+  },
+  claimDaily: () => call("POST", "/me/wallet/daily"),
+  setListed: (listed) => call("PATCH", "/me/wallet", { listed }),
+  match: (id) => call("GET", `/matches/${id}`),
   table: (id) => call("GET", `/tables/${id}`),
   join: (id) => call("POST", `/tables/${id}/join`),
   leave: (id) => call("POST", `/tables/${id}/leave`),

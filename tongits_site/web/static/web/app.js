@@ -1,11 +1,12 @@
 // The browser table: screens routed by the URL's hash, drawn from the API's answers.
-//   #/login  #/lobby  #/table/<id>  #/replay/<id>?at=N  #/audit/<id>
+//   #/login  #/lobby  #/table/<id>  #/replay/<id>?at=N  #/audit/<id>  #/wallet
 //   #/reset?uid=..&token=..  (the link of a password-reset mail: TONGITS_PASSWORD_RESET_URL)
 
 import { api, ApiError, clearSession, followMe, saveSession, session } from "./api.js";
 import { h, clear, say } from "./dom.js";
 import { tableScreen } from "./table.js";
 import { replayScreen, auditScreen } from "./after.js";
+import { bonusButton, chips, refreshBalance, walletScreen } from "./wallet.js";
 
 const app = document.getElementById("app");
 let cleanup = null;
@@ -29,8 +30,12 @@ function showWho() {
   if (!token) return;
   who.append(
     h("span", {}, `Signed in as ${username || "?"} `),
+    h("a", { href: "#/wallet", id: "balance", class: "balance", "data-testid": "balance" },
+      "chips"),
+    " ",
     h("button", { type: "button", class: "link", onclick: logout }, "Log out"),
   );
+  refreshBalance();
 }
 
 async function logout() {
@@ -61,10 +66,11 @@ async function render() {
     replay: replayScreen,
     audit: auditScreen,
     reset: resetScreen,
+    wallet: walletScreen,
   };
   const screen = screens[r.name] || (token ? lobbyScreen : loginScreen);
   try {
-    cleanup = (await screen(app, r, { go, handleError })) || null;
+    cleanup = (await screen(app, r, { go, handleError, refreshBalance })) || null;
   } catch (err) {
     handleError(err);
   }
@@ -208,23 +214,46 @@ function seatChooser(id, label) {
   return { el: h("fieldset", {}, h("legend", {}, label), kind, name), seat };
 }
 
+/**
+ * Where to play: free (no chips at stake) or one of quick play's rooms (GET /rooms), a buy-in
+ * with its stake; a room the wallet cannot cover is shown, not offered.
+ */
+function roomChooser(id, rooms) {
+  const el = h("select", { id, name: id, "data-testid": id },
+    h("option", { value: "0:1" }, "Free: no chips at stake"),
+    rooms.map((r) => h("option", { value: `${r.buy_in}:${r.stake}`, disabled: !r.affordable },
+      `Buy-in ${chips(r.buy_in)}, stake ${r.stake}${r.affordable ? "" : " (not enough chips)"}`)));
+  const choice = () => {
+    const [buyIn, stake] = el.value.split(":").map(Number);
+    return { buyIn, stake };
+  };
+  // A room's table: its buy-in, and the preset's rules with the room's stake.
+  const rules = (preset) => {
+    const { buyIn, stake } = choice();
+    return buyIn ? { preset, stake } : preset;
+  };
+  return { label: h("label", { for: id }, "Room"), el, rules, buyIn: () => choice().buyIn };
+}
+
 async function lobbyScreen(root) {
   const { username } = session();
+  const [rooms, wallet] = await Promise.all([api.rooms(), api.wallet()]);
   const [labelA, selA] = select("quick-bot-1", "First bot", LEVELS, "easy");
   const [labelB, selB] = select("quick-bot-2", "Second bot", LEVELS, "normal");
   const [labelP, selP] = select("quick-preset", "Rules", PRESETS, "standard");
+  const quickRoom = roomChooser("quick-room", rooms);
   const quick = h("form", { class: "panel", "aria-labelledby": "quick-title" },
     h("h2", { id: "quick-title" }, "Quick play against bots"),
-    labelP, selP, labelA, selA, labelB, selB,
+    quickRoom.label, quickRoom.el, labelP, selP, labelA, selA, labelB, selB,
     h("button", { type: "submit", "data-testid": "quick-play" }, "Play now"));
   quick.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
-      const table = await api.createTable(selP.value, [
+      const table = await api.createTable(quickRoom.rules(selP.value), [
         { kind: "user" },
         { kind: "bot", level: selA.value },
         { kind: "bot", level: selB.value },
-      ]);
+      ], quickRoom.buyIn());
       go(`#/table/${table.id}`);
     } catch (err) {
       handleError(err);
@@ -232,28 +261,39 @@ async function lobbyScreen(root) {
   });
 
   const [labelF, selF] = select("friends-preset", "Rules", PRESETS, "standard");
+  const friendsRoom = roomChooser("friends-room", rooms);
   const s2 = seatChooser("friends-seat-2", "Seat 2");
   const s3 = seatChooser("friends-seat-3", "Seat 3");
   const friends = h("form", { class: "panel", "aria-labelledby": "friends-title" },
     h("h2", { id: "friends-title" }, "A table with friends"),
-    labelF, selF, s2.el, s3.el,
+    friendsRoom.label, friendsRoom.el, labelF, selF, s2.el, s3.el,
     h("button", { type: "submit", "data-testid": "create-table" }, "Open the table"));
   friends.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
-      const table = await api.createTable(selF.value, [{ kind: "user" }, s2.seat(), s3.seat()]);
+      const table = await api.createTable(friendsRoom.rules(selF.value),
+        [{ kind: "user" }, s2.seat(), s3.seat()], friendsRoom.buyIn());
       go(`#/table/${table.id}`);
     } catch (err) {
       handleError(err);
     }
   });
 
+  const purse = h("section", { class: "panel", "aria-labelledby": "purse-title" });
+  const drawPurse = (w) => clear(purse).append(
+    h("h2", { id: "purse-title" }, "Your chips"),
+    h("p", {}, `${chips(w.available)} available`, w.in_play ? `, ${chips(w.in_play)} in play` : ""),
+    bonusButton(w, drawPurse),
+    h("p", {}, h("a", { href: "#/wallet" }, "Your wallet and its entries")));
+  drawPurse(wallet);
+
   const mine = h("section", { class: "panel", "aria-labelledby": "mine-title" },
     h("h2", { id: "mine-title" }, "Your games"), h("p", {}, "Loading…"));
   const open = h("section", { class: "panel", "aria-labelledby": "open-title" },
     h("h2", { id: "open-title" }, "Open tables"), h("p", {}, "Loading…"));
 
-  root.append(h("h1", {}, `Lobby`), h("div", { class: "columns" }, quick, friends, mine, open));
+  root.append(h("h1", {}, `Lobby`),
+    h("div", { class: "columns" }, quick, friends, purse, mine, open));
 
   const drawMine = (games) => {
     const list = [...((games && games.games) || [])].sort(
@@ -287,7 +327,8 @@ async function lobbyScreen(root) {
       const who = (t.seats || []).map((s) => s.username || (s.kind === "bot" ?
         `bot (${s.level})` : s.kind)).join(", ");
       const preset = (t.rules && t.rules.preset) || "custom";
-      return h("li", {}, `${t.created_by || "?"}'s table (${preset}): ${who} `,
+      const stakes = t.buy_in ? `, buy-in ${chips(t.buy_in)}` : "";
+      return h("li", {}, `${t.created_by || "?"}'s table (${preset}${stakes}): ${who} `,
         h("button", {
           type: "button",
           "data-testid": "join-table",

@@ -4,6 +4,7 @@
 import { api, ApiError, followGame, followMe, session } from "./api.js";
 import { cardElement, cardList, cardListName, cardName, cardShort, isRed, sortHand } from "./cards.js";
 import { clear, h, say } from "./dom.js";
+import { chips } from "./wallet.js";
 
 const WAITING_POLL_MS = 15000; // a safety net: table_changed on /me/stream tells at once
 
@@ -35,11 +36,17 @@ function waitingRoom(root, id, first, ctx) {
       await fn();
       await refresh();
     } catch (err) {
-      ctx.handleError(err);
+      if (err instanceof ApiError && err.code === "insufficient_chips" && err.body.seat != null) {
+        const seat = ((current && current.seats) || []).find((s) => s.seat === err.body.seat);
+        say(`${seatLabel(seat)} (seat ${err.body.seat + 1}) cannot cover the buy-in of ${
+          chips(current.buy_in)}: nothing was taken from anyone.`, true);
+      } else ctx.handleError(err);
     }
   };
+  let current = first;
 
   function draw(table) {
+    current = table;
     clear(box);
     const seats = table.seats || [];
     const mine = seats.find((s) => s.username === username);
@@ -49,6 +56,8 @@ function waitingRoom(root, id, first, ctx) {
     const invited = mine && mine.invitation === "pending";
     box.append(
       h("p", {}, "Share this page's address with your friends; they can also join from the lobby."),
+      table.buy_in ? h("p", { "data-testid": "table-buy-in" }, `Buy-in: ${chips(table.buy_in)} a ` +
+        "seat, moved into the table's escrow at the start; the most anyone can lose.") : null,
       h("ol", { class: "plain", "data-testid": "waiting-seats" },
         seats.map((s) => h("li", {}, `Seat ${Number(s.seat ?? 0) + 1}: ${seatLabel(s)}${
           s.invitation === "pending" ? " (invited, not yet accepted)" : ""}`))),
@@ -177,6 +186,9 @@ function liveTable(root, id, ctx) {
   const leave = h("div", { class: "leave", role: "group", "aria-label": "Leave the match" });
   const lastRound = h("section", { class: "last-round", "aria-label": "Last round" });
   const result = h("section", { class: "result" });
+  // A match played for chips: what the settlement paid, once the worker has settled it.
+  const settlement = h("div", { class: "settlement", "data-testid": "settlement",
+    role: "status", "aria-live": "polite" });
   const log = h("ol", { class: "log", "data-testid": "event-log", "aria-label": "Event log" });
   const screen = h("div", { class: "table", "data-testid": "table", "data-game": id },
     h("div", { class: "turnbar" }, turn, countdown),
@@ -477,11 +489,36 @@ function liveTable(root, id, ctx) {
         h("td", {}, `${(view.chips || [])[s] ?? 0}`))))),
     payload.settled === undefined ? null :
       h("p", {}, payload.settled ? "Result recorded." : "Recording the result…"),
+    view.buy_in ? settlement : null,
     h("p", { class: "buttons" },
       h("a", { href: `#/replay/${id}?at=1`, class: "button", "data-testid": "open-replay" },
         "Replay"),
       h("a", { href: `#/audit/${id}`, class: "button", "data-testid": "open-audit" }, "Audit"),
       h("a", { href: "#/lobby", class: "button" }, "Lobby"))));
+    if (view.buy_in && !settlement.textContent) {
+      settlement.textContent = `Settling the table stakes (${chips(view.buy_in)} a seat)…`;
+    }
+  }
+
+  // The settlement of a match played for chips (GET /matches/{id}), once the stream says the
+  // match is settled: what each seat was paid, what the rules said, whether the cap applied.
+  async function showSettlement() {
+    const view = state.payload && state.payload.view;
+    if (!view || !view.buy_in || settlement.dataset.settled) return;
+    const paid = (await api.match(id)).settlement;
+    if (!paid || !paid.settled) return;
+    const got = paid.paid[state.payload.seat];
+    clear(settlement).append(
+      h("h3", {}, "Table stakes"),
+      h("p", {}, `Buy-in ${chips(paid.buy_in)} a seat. ${got >= 0 ? "You won" : "You lost"} ${
+        chips(Math.abs(got))}: ${chips(paid.buy_in + got)} back to your wallet.`),
+      paid.capped ? h("p", {}, "A loser owed more than their buy-in: the winners shared " +
+        "what it held, in proportion to what they were owed.") : null,
+      h("ul", { class: "plain" }, paid.paid.map((p, s) => h("li", {}, `${seatName(s)}: ${
+        p > 0 ? "+" : ""}${p} (the rules said ${paid.owed[s] > 0 ? "+" : ""}${paid.owed[s]})`))));
+    settlement.dataset.settled = "true";
+    settlement.dataset.paid = String(got);
+    await ctx.refreshBalance();
   }
 
   // Resigning takes two presses (no modal dialog): the server then plays the seat to the end.
@@ -548,9 +585,14 @@ function liveTable(root, id, ctx) {
         if (type === "view") setPayload(data);
         else addEvents([data]);
       },
-      onEnd: () => {
+      onEnd: (data) => {
         if (state.payload && state.payload.status !== "finished") {
           api.game(id).then(setPayload).catch(ctx.handleError);
+        }
+        if (data && data.reason === "settled") {
+          const settle = () => showSettlement().catch(ctx.handleError);
+          if (state.payload) settle();
+          else setTimeout(settle, 500);
         }
       },
       onError: (err) => {
