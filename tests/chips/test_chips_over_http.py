@@ -87,7 +87,8 @@ def test_three_players_play_for_chips_and_the_worker_pays_them(worker, settings)
         newest = client.get("/api/v1/me/wallet/entries").json()["results"][0]
         back = 100 + settlement["paid"][seat]
         # A seat that lost its whole buy-in gets nothing back: no posting of its own.
-        assert (newest["cause"], newest["amount"]) == (("payout", back) if back else ("buy_in", -100))
+        expected = ("payout", back) if back else ("buy_in", -100)
+        assert (newest["cause"], newest["amount"]) == expected
         assert newest["match"] == f"/api/v1/matches/{game_id}"
     assert sum(settlement["paid"]) == 0
     audit = clients[1].get(f"/api/v1/games/{game_id}/audit").json()
