@@ -30,14 +30,13 @@ def wallet(*, user_id: int, now: datetime | None = None) -> dict[str, Any]:
     """The user's chips: ``available`` (in the wallet, what a buy-in can take), ``in_play`` (in
     the escrows of matches not settled yet), ``balance`` (both), and the daily bonus's state.
     Opens the wallet (with its sign-up grant) for an account older than the ledger."""
-    row = (
-        Balance.objects.filter(account__kind=Account.Kind.WALLET, account__user_id=user_id)
-        .values("balance", "in_play", "bonus_day", "account__listed")
-        .first()
-    )
+    rows = Balance.objects.filter(
+        account__kind=Account.Kind.WALLET, account__user_id=user_id
+    ).values("balance", "in_play", "bonus_day", "account__listed")
+    row = rows.first()
     if row is None:
         services.open_wallet(user_id)
-        return wallet(user_id=user_id, now=now)
+        row = rows.get()
     now = now or timezone.now()
     bonus = settings.TONGITS_DAILY_BONUS
     claimed = row["bonus_day"] is not None and row["bonus_day"] >= services.bonus_day(now)
