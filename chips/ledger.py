@@ -4,11 +4,12 @@ A transfer is one ``chips_entry`` row with its ``chips_posting`` rows, written w
 they change in one transaction (the caller's, when there is one, so a table's buy-ins commit
 with its ``game_started``):
 
-1. insert the entry, ``ON CONFLICT (key) DO NOTHING``: a key already posted means the cause has
-   already been paid, and nothing more happens (``Posted.created`` is False);
-2. lock the balance rows of the accounts it touches, in account-id order (every transfer locks
-   in the same order, so two never deadlock), and refuse (``Short``) if one would go below zero;
-   the CHECK on ``chips_balance`` backs this up;
+1. lock the balance rows of the accounts it touches, in account-id order (every transfer locks
+   in the same order, so two never deadlock), and refuse (``Short``, having written nothing) if
+   one would go below zero; the CHECK on ``chips_balance`` backs this up. A key posted before
+   means the cause has already been paid: nothing more happens (``Posted.created`` is False);
+2. insert the entry, ``ON CONFLICT (key) DO NOTHING``, the guard against a twin posting the
+   same cause at the same moment;
 3. insert the postings, each with the account's balance after it, and update the balances.
 
 Two transfers from one wallet at once are serialised on that wallet's row: the second sees what
@@ -32,7 +33,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from chips.models import Account, Balance, Entry
+from chips.models import Account, Balance
+from tongits_site import prepared
 
 
 class Short(Exception):
@@ -55,21 +57,13 @@ class Posted:
 
 # ---------------------------------------------------------------- accounts
 
+#: The house's account id (migration 0002 makes it; every entry makes it again if missing).
+HOUSE = 1
+
 
 def house_id() -> int:
-    """The house's account (made on first use)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT id FROM chips_account WHERE kind = 'house'")
-        row = cursor.fetchone()
-        if row is None:
-            cursor.execute(
-                "INSERT INTO chips_account (kind, created_at, listed) VALUES ('house', %s, false) "
-                "ON CONFLICT DO NOTHING",
-                [timezone.now()],
-            )
-            cursor.execute("SELECT id FROM chips_account WHERE kind = 'house'")
-            row = cursor.fetchone()
-    return row[0]
+    """The house's account: the source of grants and the bots' bankroll."""
+    return HOUSE
 
 
 def _ensure(kind: str, *, user_id: int | None = None, game_id: Any = None) -> tuple[int, bool]:
@@ -78,23 +72,21 @@ def _ensure(kind: str, *, user_id: int | None = None, game_id: Any = None) -> tu
         lookup, conflict = {"user_id": user_id}, "(user_id) WHERE kind = 'wallet'"
     else:
         lookup, conflict = {"game_id": game_id}, "(game_id) WHERE kind = 'escrow'"
-    found = Account.objects.filter(kind=kind, **lookup).values_list("id", flat=True).first()
-    if found is not None:
-        return found, False
+    found = Account.objects.filter(kind=kind, **lookup).values_list("id", flat=True)
+    existing = found.first()
+    if existing is not None:
+        return existing, False
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO chips_account (kind, user_id, game_id, created_at, listed) "
-            f"VALUES (%s, %s, %s, %s, false) ON CONFLICT {conflict} DO NOTHING RETURNING id",
+            "WITH a AS (INSERT INTO chips_account (kind, user_id, game_id, created_at, listed) "
+            f"VALUES (%s, %s, %s, %s, false) ON CONFLICT {conflict} DO NOTHING RETURNING id) "
+            "INSERT INTO chips_balance (account_id, balance, in_play) SELECT id, 0, 0 FROM a "
+            "RETURNING account_id",
             [kind, user_id, game_id, timezone.now()],
         )
         row = cursor.fetchone()
-        if row is None:  # made at the same moment by another transaction
-            return Account.objects.filter(kind=kind, **lookup).values_list("id", flat=True)[
-                0
-            ], False
-        cursor.execute(
-            "INSERT INTO chips_balance (account_id, balance, in_play) VALUES (%s, 0, 0)", [row[0]]
-        )
+    if row is None:  # made at the same moment by another transaction
+        return found.get(), False
     return row[0], True
 
 
@@ -125,19 +117,51 @@ def escrow_of(game_id: uuid.UUID | str) -> int | None:
     )
 
 
-# ---------------------------------------------------------------- the one door
+@dataclass(frozen=True)
+class TableAccounts:
+    """The accounts of a table's seats in one read: the wallet of each person (None where they
+    have none yet), the table's escrow (None before its buy-ins), and the closed wallets."""
+
+    wallets: dict[int, int]
+    escrow: int | None
+    closed: frozenset[int]
 
 
-_INSERT_ENTRY = """
-INSERT INTO chips_entry (cause, key, game_id, user_id, created_by_id, reason, data, created_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s)
-ON CONFLICT (key) DO NOTHING
-RETURNING id
+_TABLE_ACCOUNTS = """
+SELECT id, kind, user_id, closed_at IS NOT NULL FROM chips_account
+WHERE (kind = 'wallet' AND user_id = ANY(%(users)s)) OR (kind = 'escrow' AND game_id = %(game)s)
 """
 
+
+def table_accounts(game_id: uuid.UUID | str, user_ids: Iterable[int]) -> TableAccounts:
+    rows = prepared.fetch_all(_TABLE_ACCOUNTS, {"users": list(user_ids), "game": str(game_id)})
+    wallets = {user: account for account, kind, user, _ in rows if kind == "wallet"}
+    escrow = next((account for account, kind, _, _ in rows if kind == "escrow"), None)
+    closed = frozenset(account for account, _, _, is_closed in rows if is_closed)
+    return TableAccounts(wallets, escrow, closed)
+
+
+# ---------------------------------------------------------------- the one door
+
+# The balances a transfer touches, locked in account-id order, and whether its key was posted
+# (read before the lock waits: the entry's own insert is the guard against a twin).
 _LOCK = """
-SELECT account_id, balance, in_play FROM chips_balance
-WHERE account_id = ANY(%s) ORDER BY account_id FOR UPDATE
+SELECT account_id, balance, in_play, (SELECT id FROM chips_entry WHERE key = %(key)s)
+FROM chips_balance WHERE account_id = ANY(%(accounts)s) ORDER BY account_id FOR UPDATE
+"""
+
+_POSTED = "SELECT id FROM chips_entry WHERE key = %(key)s"
+
+# The house is made again if a test flush emptied the table (nothing to do otherwise).
+_INSERT_ENTRY = """
+WITH house AS (
+    INSERT INTO chips_account (id, kind, created_at, listed)
+    VALUES (%(house)s, 'house', %(now)s, false) ON CONFLICT DO NOTHING
+)
+INSERT INTO chips_entry (cause, key, game_id, user_id, created_by_id, reason, data, created_at)
+VALUES (%(cause)s, %(key)s, %(game)s, %(user)s, %(by)s, %(reason)s, %(data)s::jsonb, %(now)s)
+ON CONFLICT (key) DO NOTHING
+RETURNING id
 """
 
 # The postings' insert runs whether or not the update reads it (a data-modifying WITH always
@@ -145,13 +169,13 @@ WHERE account_id = ANY(%s) ORDER BY account_id FOR UPDATE
 _APPLY = """
 WITH p AS (
     INSERT INTO chips_posting (entry_id, account_id, amount, balance_after)
-    SELECT %s, a, m, b FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS x(a, m, b)
-    WHERE m <> 0
-    RETURNING 1
+    SELECT %(entry)s, a, m, b
+    FROM unnest(%(legs)s::bigint[], %(amounts)s::bigint[], %(afters)s::bigint[]) AS x(a, m, b)
 )
 UPDATE chips_balance SET balance = x.b, in_play = chips_balance.in_play + x.i,
     bonus_day = greatest(x.d, chips_balance.bonus_day)
-FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::date[]) AS x(a, b, i, d)
+FROM unnest(%(tracked)s::bigint[], %(balances)s::bigint[], %(plays)s::bigint[],
+            %(days)s::date[]) AS x(a, b, i, d)
 WHERE chips_balance.account_id = x.a
 """
 
@@ -174,8 +198,10 @@ def post(
 
     Exactly once per ``key``: a key posted before changes nothing and answers ``created=False``.
     ``in_play`` moves wallets' chips-in-play figures (a buy-in +, its settlement -),
-    ``bonus_day`` records a daily bonus's day. Raises ``Short`` (and posts nothing) when a
-    wallet or escrow would go below zero. Runs in the caller's transaction if there is one.
+    ``bonus_day`` records a daily bonus's day. Raises ``Short`` (having written nothing) when a
+    wallet or escrow would go below zero. Runs in the caller's transaction if there is one,
+    in three round trips (lock, entry, postings and balances) and no savepoint, else in a
+    transaction of its own.
     """
     amounts: dict[int, int] = defaultdict(int)
     for account, amount in postings.items():
@@ -185,50 +211,101 @@ def post(
         raise ValueError(f"a transfer's postings sum to zero over two accounts or more: {postings}")
     extra = dict(in_play or {})
     days = dict(bonus_day or {})
-    house = house_id()
-    tracked = sorted((set(amounts) | set(extra) | set(days)) - {house})
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            _INSERT_ENTRY,
-            [
+    tracked = sorted((set(amounts) | set(extra) | set(days)) - {HOUSE})
+    if not connection.in_atomic_block:  # its own transaction: the locks last until the write
+        with transaction.atomic():
+            return _post(
                 cause,
                 key,
-                str(game_id) if game_id else None,
+                amounts,
+                tracked,
+                extra,
+                days,
+                game_id,
                 user_id,
                 created_by_id,
                 reason,
-                json.dumps(data or {}, sort_keys=True),
-                now or timezone.now(),
-            ],
-        )
-        row = cursor.fetchone()
-        if row is None:
-            return Posted(Entry.objects.filter(key=key).values_list("id", flat=True)[0], False)
-        entry_id = row[0]
-        cursor.execute(_LOCK, [tracked])
-        current = {a: (b, i) for a, b, i in cursor.fetchall()}
-        missing = [a for a in tracked if a not in current]
-        if missing:
-            raise ValueError(f"accounts {missing} have no balance row (only the house has none)")
-        short = [a for a in tracked if current[a][0] + amounts.get(a, 0) < 0]
-        if short:
-            raise Short(short)
-        after = {a: current[a][0] + amounts.get(a, 0) for a in tracked}
-        legs = sorted(amounts)
-        cursor.execute(
-            _APPLY,
-            [
-                entry_id,
-                legs,
-                [amounts[a] for a in legs],
-                [after.get(a) for a in legs],
-                tracked,
-                [after[a] for a in tracked],
-                [extra.get(a, 0) for a in tracked],
-                [days.get(a) for a in tracked],
-            ],
-        )
-    return Posted(entry_id, True, after)
+                data,
+                now,
+            )
+    # In the caller's: no savepoint, and a refusal is raised before anything is written.
+    return _post(
+        cause,
+        key,
+        amounts,
+        tracked,
+        extra,
+        days,
+        game_id,
+        user_id,
+        created_by_id,
+        reason,
+        data,
+        now,
+    )
+
+
+def _post(
+    cause: str,
+    key: str,
+    amounts: dict[int, int],
+    tracked: list[int],
+    extra: dict[int, int],
+    days: dict[int, date],
+    game_id: uuid.UUID | str | None,
+    user_id: int | None,
+    created_by_id: int | None,
+    reason: str,
+    data: dict[str, Any] | None,
+    now: datetime | None,
+) -> Posted:
+    rows = prepared.fetch_all(_LOCK, {"key": key, "accounts": tracked})
+    posted = next((row[3] for row in rows if row[3] is not None), None)
+    if posted is not None:
+        return Posted(posted, False)
+    current = {a: (b, i) for a, b, i, _ in rows}
+    missing = [a for a in tracked if a not in current]
+    if missing:
+        raise ValueError(f"accounts {missing} have no balance row (only the house has none)")
+    short = [a for a in tracked if current[a][0] + amounts.get(a, 0) < 0]
+    if short:
+        twin = prepared.fetch_one(_POSTED, {"key": key})  # posted while we waited
+        if twin is not None:
+            return Posted(twin[0], False)
+        raise Short(short)
+    stamp = now or timezone.now()
+    row = prepared.fetch_one(
+        _INSERT_ENTRY,
+        {
+            "house": HOUSE,
+            "cause": cause,
+            "key": key,
+            "game": str(game_id) if game_id else None,
+            "user": user_id,
+            "by": created_by_id,
+            "reason": reason,
+            "data": json.dumps(data or {}, sort_keys=True),
+            "now": stamp,
+        },
+    )
+    if row is None:  # a twin committed it between our lock and our insert
+        return Posted(prepared.fetch_one(_POSTED, {"key": key})[0], False)  # type: ignore[index]
+    after = {a: current[a][0] + amounts.get(a, 0) for a in tracked}
+    legs = sorted(amounts)
+    prepared.fetch_all(
+        _APPLY,
+        {
+            "entry": row[0],
+            "legs": legs,
+            "amounts": [amounts[a] for a in legs],
+            "afters": [after.get(a) for a in legs],
+            "tracked": tracked,
+            "balances": [after[a] for a in tracked],
+            "plays": [extra.get(a, 0) for a in tracked],
+            "days": [days.get(a) for a in tracked],
+        },
+    )
+    return Posted(row[0], True, after)
 
 
 # ---------------------------------------------------------------- reads

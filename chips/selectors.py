@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from chips import ledger, services
 from chips.models import Account, Balance, Entry, Posting
+from tongits_site import prepared
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -26,25 +27,31 @@ def _iso(value: datetime | None) -> str | None:
 # ---------------------------------------------------------------- a wallet
 
 
+# Every lobby and wallet screen reads it: one prepared statement.
+_WALLET = """
+SELECT b.balance, b.in_play, b.bonus_day, a.listed
+FROM chips_account a JOIN chips_balance b ON b.account_id = a.id
+WHERE a.kind = 'wallet' AND a.user_id = %(user)s
+"""
+
+
 def wallet(*, user_id: int, now: datetime | None = None) -> dict[str, Any]:
     """The user's chips: ``available`` (in the wallet, what a buy-in can take), ``in_play`` (in
     the escrows of matches not settled yet), ``balance`` (both), and the daily bonus's state.
     Opens the wallet (with its sign-up grant) for an account older than the ledger."""
-    rows = Balance.objects.filter(
-        account__kind=Account.Kind.WALLET, account__user_id=user_id
-    ).values("balance", "in_play", "bonus_day", "account__listed")
-    row = rows.first()
+    row = prepared.fetch_one(_WALLET, {"user": user_id})
     if row is None:
         services.open_wallet(user_id)
-        row = rows.get()
+        row = prepared.fetch_one(_WALLET, {"user": user_id})
+    balance, in_play, bonus_day, listed = row  # type: ignore[misc]
     now = now or timezone.now()
     bonus = settings.TONGITS_DAILY_BONUS
-    claimed = row["bonus_day"] is not None and row["bonus_day"] >= services.bonus_day(now)
+    claimed = bonus_day is not None and bonus_day >= services.bonus_day(now)
     return {
-        "balance": row["balance"] + row["in_play"],
-        "available": row["balance"],
-        "in_play": row["in_play"],
-        "listed": row["account__listed"],
+        "balance": balance + in_play,
+        "available": balance,
+        "in_play": in_play,
+        "listed": listed,
         "daily_bonus": {
             "amount": bonus,
             "available": bonus > 0 and not claimed,

@@ -179,9 +179,17 @@ def _sweep_closed(wallet: int, user_id: int, key: str) -> ledger.Posted | None:
 # ---------------------------------------------------------------- table stakes
 
 
-def _seat_accounts(seats: Sequence[SeatOwner]) -> list[int]:
-    house = ledger.house_id()
-    return [house if owner is None else open_wallet(owner) for owner in seats]
+def _seat_accounts(game_id: uuid.UUID | str, seats: Sequence[SeatOwner]) -> tuple[list[int], Any]:
+    """Each seat's account (a person's wallet, opened if need be; the house for a bot) and the
+    table's accounts as one read found them."""
+    found = ledger.table_accounts(game_id, [owner for owner in seats if owner is not None])
+    accounts = [
+        ledger.HOUSE
+        if owner is None
+        else found.wallets.get(owner) or open_wallet(owner)  # an account older than the ledger
+        for owner in seats
+    ]
+    return accounts, found
 
 
 def escrow_buy_ins(*, game_id: uuid.UUID | str, seats: Sequence[SeatOwner], buy_in: int) -> None:
@@ -190,9 +198,9 @@ def escrow_buy_ins(*, game_id: uuid.UUID | str, seats: Sequence[SeatOwner], buy_
     ``InsufficientChips`` naming the first such seat, and nothing is taken from anyone."""
     if buy_in <= 0:
         return
-    with transaction.atomic():
-        accounts = _seat_accounts(seats)
-        escrow = ledger.ensure_escrow(game_id)
+    with transaction.atomic(savepoint=False):
+        accounts, found = _seat_accounts(game_id, seats)
+        escrow = found.escrow or ledger.ensure_escrow(game_id)
         postings: dict[int, int] = defaultdict(int)
         in_play: dict[int, int] = defaultdict(int)
         for owner, account in zip(seats, accounts, strict=True):
@@ -241,16 +249,17 @@ def settle_stakes(
     amounts = [0] * len(seats) if refund else list(paid)  # type: ignore[arg-type]
     if sum(amounts) != 0 or any(buy_in + a < 0 for a in amounts):
         raise ValueError(f"a settlement pays out what the escrow holds: {amounts}")
-    with transaction.atomic():
-        accounts = _seat_accounts(seats)
-        escrow = ledger.ensure_escrow(game_id)
+    with transaction.atomic(savepoint=False):
+        accounts, found = _seat_accounts(game_id, seats)
+        if found.escrow is None:
+            raise ValueError(f"table {game_id} has no escrow: its buy-ins were never taken")
         postings: dict[int, int] = defaultdict(int)
         in_play: dict[int, int] = defaultdict(int)
         for owner, account, amount in zip(seats, accounts, amounts, strict=True):
             postings[account] += buy_in + amount
             if owner is not None:
                 in_play[account] -= buy_in
-        postings[escrow] -= buy_in * len(seats)
+        postings[found.escrow] -= buy_in * len(seats)
         cause = Cause.REFUND if refund else Cause.PAYOUT
         posted = ledger.post(
             cause=cause,
@@ -260,7 +269,7 @@ def settle_stakes(
             data={"buy_in": buy_in, "seats": list(seats), "paid": amounts, **(data or {})},
             in_play=in_play,
         )
-        closed = Account.objects.filter(pk__in=accounts, closed_at__isnull=False)
-        for wallet, user_id in closed.values_list("pk", "user_id"):
-            _sweep_closed(wallet, user_id, f"account_deleted:{user_id}:{game_id}")
+        for owner, account in zip(seats, accounts, strict=True):
+            if owner is not None and account in found.closed:
+                _sweep_closed(account, owner, f"account_deleted:{owner}:{game_id}")
     return posted

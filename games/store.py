@@ -22,7 +22,6 @@ first event ``"0" * 64``; ``last_hash`` on the head saves a read of the previous
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -31,7 +30,6 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-import psycopg
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection
@@ -41,6 +39,7 @@ from games import verify
 from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
 from games.rules import GameState, fold, state_from_dict
+from tongits_site import prepared
 
 GENESIS_HASH = verify.GENESIS_HASH
 NOTIFY_CHANNEL = "game_events"
@@ -189,30 +188,9 @@ _READ_REPLY = _READ.format(
 
 
 def _execute(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Run one statement on Django's connection (same session, same transaction) with a bare
-    psycopg cursor, without Django's wrapper; the first row, with PostgreSQL's errors turned
-    into Django's.
-
-    The statement is prepared on the connection at first use (parsed and planned once; a
-    move's write took 2.3 ms as a plain query, 1.3 ms prepared) unless the connection never
-    prepares (``DATABASE_PREPARED_STATEMENTS=0``): then it is bound client-side and sent as
-    plain text. psycopg forgets its prepared statements on a rollback and prepares again.
-
-    Logged like Django's own queries when they are (``DEBUG``, ``CaptureQueriesContext``), so
-    query-count tests see every round trip. Django's other queries are unaffected.
-    """
-    connection.ensure_connection()
-    started = time.monotonic()
-    conn = connection.connection
-    prepare = conn.prepare_threshold is not None
-    cursor_class = psycopg.Cursor if prepare else psycopg.ClientCursor
-    with connection.wrap_database_errors, cursor_class(conn) as cursor:
-        cursor.execute(sql, params, prepare=prepare)
-        row = cursor.fetchone()
-    if connection.queries_logged:
-        elapsed = time.monotonic() - started
-        connection.queries_log.append({"sql": sql.strip(), "time": f"{elapsed:.3f}"})
-    return row
+    """Run one statement prepared on Django's connection (``tongits_site.prepared``), so a
+    move's read and write are executed, not parsed and planned again; its first row."""
+    return prepared.fetch_one(sql, params)
 
 
 def parse_id(game_id: uuid.UUID | str) -> uuid.UUID:

@@ -5,8 +5,9 @@
 - A deferred constraint trigger checks, when the transaction commits, that the postings of each
   entry it touched sum to zero and that the entry has at least two: a transfer that does not
   balance never commits.
-- The house account (the source of grants and the bots' bankroll) is made here; the ledger
-  also makes it on first use (a test flush empties every table).
+- The house account (the source of grants and the bots' bankroll) is account 1, made here; the
+  ledger makes it again with every entry if it is missing (a test flush empties every table),
+  and the other accounts' ids start at 2, even after a sequence is reset.
 """
 
 from django.db import migrations
@@ -56,7 +57,8 @@ CREATE CONSTRAINT TRIGGER chips_posting_balanced
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION chips_entry_balanced();
 
-INSERT INTO chips_account (kind, created_at, listed) VALUES ('house', now(), false)
+ALTER TABLE chips_account ALTER COLUMN id SET START WITH 2 RESTART WITH 2;
+INSERT INTO chips_account (id, kind, created_at, listed) VALUES (1, 'house', now(), false)
     ON CONFLICT DO NOTHING;
 """
 
