@@ -72,11 +72,14 @@ def statement(*, user_id: int) -> QuerySet[Posting]:
 def statement_item(posting: Posting) -> dict[str, Any]:
     """One line of a wallet's statement: the entry, this wallet's side of it, the balance after."""
     entry = posting.entry
+    settled = entry.cause in (Entry.Cause.PAYOUT, Entry.Cause.REFUND)
     return {
         "id": entry.pk,
         "created_at": entry.created_at,
         "cause": entry.cause,
         "amount": posting.amount,
+        # A settlement pays the buy-in back with the result: the result alone, won or lost.
+        "match_result": posting.amount - entry.data.get("buy_in", 0) if settled else None,
         "balance_after": posting.balance_after,
         "game_id": entry.game_id,
         # The match's detail (its result and settlement); the route is the public match API's.

@@ -44,6 +44,11 @@ class StatementItemSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     cause = serializers.ChoiceField(choices=CAUSES)
     amount = serializers.IntegerField(help_text="Chips into (+) or out of (-) your wallet.")
+    match_result = serializers.IntegerField(
+        allow_null=True,
+        help_text="payout and refund: what the match won (+) or lost (-) you, the buy-in "
+        "returned aside (amount - buy-in); else null.",
+    )
     balance_after = serializers.IntegerField(help_text="Your wallet's chips after this entry.")
     game_id = serializers.UUIDField(
         allow_null=True, help_text="The table (buy_in, payout, refund): its match and replay."

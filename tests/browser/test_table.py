@@ -14,8 +14,8 @@
 
 All fail on any JavaScript error, console error or 5xx answer; the two that play a whole match
 scan every response and stream message the browser received for hidden cards. With
-TONGITS_SCREENSHOTS=<dir> the first test also saves the screenshots shown in the README
-(docs/screenshot-*.png).
+TONGITS_SCREENSHOTS=<dir> the first test and the room match's also save the screenshots shown
+in the README (docs/screenshot-*.png).
 """
 
 from __future__ import annotations
@@ -439,6 +439,7 @@ def test_a_room_match_changes_the_balance_by_what_the_result_says(watch: Watch) 
     # A seat that lost its whole buy-in gets nothing back: its payout has no line of its own.
     payout = ["payout"] if 100 + paid else []
     assert causes == [*payout, "buy_in", "daily_bonus", "signup_grant"], causes
+    shot(page, "wallet")
     assert page.get_by_test_id("wallet-balance").get_attribute("data-balance") == str(1200 + paid)
     watch.check_clean()
 

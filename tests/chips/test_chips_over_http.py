@@ -89,6 +89,8 @@ def test_three_players_play_for_chips_and_the_worker_pays_them(worker, settings)
         # A seat that lost its whole buy-in gets nothing back: no posting of its own.
         expected = ("payout", back) if back else ("buy_in", -100)
         assert (newest["cause"], newest["amount"]) == expected
+        if back:  # the result alone, won or lost, beside what came back
+            assert newest["match_result"] == settlement["paid"][seat]
         assert newest["match"] == f"/api/v1/matches/{game_id}"
     assert sum(settlement["paid"]) == 0
     audit = clients[1].get(f"/api/v1/games/{game_id}/audit").json()

@@ -69,7 +69,11 @@ export function bonusButton(wallet, onClaimed) {
 }
 
 function entryRow(entry) {
-  const what = CAUSES[entry.cause] || entry.cause;
+  let what = CAUSES[entry.cause] || entry.cause;
+  const result = entry.match_result;
+  if (entry.cause === "payout" && typeof result === "number") {
+    what += result ? ` (you ${result > 0 ? "won" : "lost"} ${chips(Math.abs(result))})` : " (even)";
+  }
   return h("tr", { "data-testid": "wallet-entry", "data-cause": entry.cause,
     "data-amount": entry.amount },
   h("td", {}, new Date(entry.created_at).toLocaleString()),
