@@ -1,7 +1,7 @@
 """What chips cost: a match's settlement with and without table stakes, and ``GET /me/wallet``
 beside ``GET /me``, in one run.
 
-    .venv/bin/python scripts/bench_chips.py [--matches 60] [--requests 2000]   (`make bench-chips`)
+    .venv/bin/python scripts/bench_chips.py [--matches 200] [--requests 2000]   (`make bench-chips`)
 
 Runs the Django app of the checkout it is started from, in process, on a scratch database
 ``tongits_bench_chips`` of the local PostgreSQL (migrated; its tables are left for the next
@@ -44,7 +44,7 @@ def figures(times: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--matches", type=int, default=60)
+    parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--requests", type=int, default=2000)
     args = parser.parse_args()
 
