@@ -211,54 +211,30 @@ def post(
         raise ValueError(f"a transfer's postings sum to zero over two accounts or more: {postings}")
     extra = dict(in_play or {})
     days = dict(bonus_day or {})
-    tracked = sorted((set(amounts) | set(extra) | set(days)) - {HOUSE})
+    entry = {
+        "house": HOUSE,
+        "cause": cause,
+        "key": key,
+        "game": str(game_id) if game_id else None,
+        "user": user_id,
+        "by": created_by_id,
+        "reason": reason,
+        "data": json.dumps(data or {}, sort_keys=True),
+        "now": now or timezone.now(),
+    }
     if not connection.in_atomic_block:  # its own transaction: the locks last until the write
         with transaction.atomic():
-            return _post(
-                cause,
-                key,
-                amounts,
-                tracked,
-                extra,
-                days,
-                game_id,
-                user_id,
-                created_by_id,
-                reason,
-                data,
-                now,
-            )
+            return _post(entry, amounts, extra, days)
     # In the caller's: no savepoint, and a refusal is raised before anything is written.
-    return _post(
-        cause,
-        key,
-        amounts,
-        tracked,
-        extra,
-        days,
-        game_id,
-        user_id,
-        created_by_id,
-        reason,
-        data,
-        now,
-    )
+    return _post(entry, amounts, extra, days)
 
 
 def _post(
-    cause: str,
-    key: str,
-    amounts: dict[int, int],
-    tracked: list[int],
-    extra: dict[int, int],
-    days: dict[int, date],
-    game_id: uuid.UUID | str | None,
-    user_id: int | None,
-    created_by_id: int | None,
-    reason: str,
-    data: dict[str, Any] | None,
-    now: datetime | None,
+    entry: dict[str, Any], amounts: dict[int, int], extra: dict[int, int], days: dict[int, date]
 ) -> Posted:
+    """``post``'s statements, given the entry's row (``_INSERT_ENTRY``'s parameters)."""
+    key = entry["key"]
+    tracked = sorted((set(amounts) | set(extra) | set(days)) - {HOUSE})
     rows = prepared.fetch_all(_LOCK, {"key": key, "accounts": tracked})
     posted = next((row[3] for row in rows if row[3] is not None), None)
     if posted is not None:
@@ -273,21 +249,7 @@ def _post(
         if twin is not None:
             return Posted(twin[0], False)
         raise Short(short)
-    stamp = now or timezone.now()
-    row = prepared.fetch_one(
-        _INSERT_ENTRY,
-        {
-            "house": HOUSE,
-            "cause": cause,
-            "key": key,
-            "game": str(game_id) if game_id else None,
-            "user": user_id,
-            "by": created_by_id,
-            "reason": reason,
-            "data": json.dumps(data or {}, sort_keys=True),
-            "now": stamp,
-        },
-    )
+    row = prepared.fetch_one(_INSERT_ENTRY, entry)
     if row is None:  # a twin committed it between our lock and our insert
         return Posted(prepared.fetch_one(_POSTED, {"key": key})[0], False)  # type: ignore[index]
     after = {a: current[a][0] + amounts.get(a, 0) for a in tracked}

@@ -211,7 +211,9 @@ class MeApi(APIView):
         summary="Delete my account (with my password): nothing personal remains",
         description="Sessions end; name, e-mail and password are erased; history and stats "
         "leave the public reads. Finished games keep their events (hash chains intact) and show "
-        '"deleted player"; a running match counts them as resigned.',
+        '"deleted player"; a running match counts them as resigned. The wallet\'s chips go to '
+        "the house (an `account_deleted` entry), and so do chips a running match pays the seat "
+        "later.",
         tags=TAGS,
         request=AccountDeleteInputSerializer,
         responses={204: None, **error_responses(400, 401, 415)},
@@ -227,8 +229,9 @@ class AccountExportApi(APIView):
     @extend_schema(
         operation_id="me_export",
         summary="All my data as one JSON document",
-        description="Account, sessions, match history, stats, and every game I sat at as my "
-        "seat's feed (other seats' hidden cards stay hidden).",
+        description="Account, sessions, my wallet and every entry of it, match history, "
+        "stats, and every game I sat at as my seat's feed (other seats' hidden cards stay "
+        "hidden).",
         tags=TAGS,
         responses={200: AccountExportSerializer, **error_responses(401)},
     )
