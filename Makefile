@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
 	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it) + smoke test"
-	@echo "make lint      ruff check, ruff format --check, import contracts"
+	@echo "make lint      ruff check, ruff format --check, import contracts, no import loop"
 	@echo "make bench     rules core benchmark"
 	@echo "make bench-audit   the legality audit of whole matches (games.verify)"
 	@echo "make bench-moves   the write path vs a raw psycopg append (scratch db tongits_bench)"
@@ -34,7 +34,7 @@ install: $(STAMP)
 
 # Web (gunicorn), Celery worker and beat; embedded PostgreSQL unless DATABASE_URL is set.
 run: $(STAMP)
-	$(PY) -m tongits_site.stack
+	$(PY) -m ops.stack
 
 test: $(STAMP)
 	$(PY) -m ruff check .
@@ -45,6 +45,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_imports.py
 
 bench: $(STAMP)
 	$(PY) -m games.rules.bench
@@ -56,7 +57,7 @@ bench-audit: $(STAMP)
 BENCH_DB ?= postgres://postgres@127.0.0.1:5432/tongits_bench
 
 bench-moves: $(STAMP)
-	DATABASE_URL=$(BENCH_DB) $(PY) -m tongits_site.ensure_db
+	DATABASE_URL=$(BENCH_DB) $(PY) -m ops.ensure_db
 	DATABASE_URL=$(BENCH_DB) $(PY) manage.py migrate -v0
 	DATABASE_URL=$(BENCH_DB) $(PY) manage.py bench_moves
 

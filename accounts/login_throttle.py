@@ -10,7 +10,7 @@ blocked for ``TONGITS_LOGIN_BACKOFF_SECONDS``, doubled for each further failure,
 ``TONGITS_LOGIN_BACKOFF_MAX_SECONDS``. Limits: ``TONGITS_LOGIN_FAILURES_PER_ACCOUNT`` (5) and
 ``TONGITS_LOGIN_FAILURES_PER_ADDRESS`` (20). A successful log-in clears its account's count (not
 the address's: one good account must not reset a guesser's address). Counts live in the shared
-``throttle`` cache (``tongits_site.throttling``).
+``throttle`` cache (``ops.throttling``).
 
 Kept apart from the log-in view, which only wraps its password check in ``guard``.
 """
@@ -24,8 +24,8 @@ from typing import Any
 
 from django.conf import settings
 
-from tongits_site import throttling
-from tongits_site.errors import Throttled, Unauthenticated
+from core.errors import Throttled, Unauthenticated
+from ops import throttling
 
 clock = time.time  # tests move it forward instead of sleeping
 

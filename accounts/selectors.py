@@ -19,9 +19,9 @@ from django.utils import timezone
 from accounts.match_records import DEFAULT_RATING, ordinal
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
 from chips import selectors as chips_selectors
+from core.errors import NotFound
 from games import selectors as games_selectors
 from games.players import display_name, present_seats
-from tongits_site.errors import NotFound
 
 
 class PlayerNotFound(NotFound):

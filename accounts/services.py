@@ -1,7 +1,7 @@
 """Writes to accounts data (HackSoft styleguide: services write, selectors read).
 
 Services take keyword arguments, run in a transaction where they write more than one row, and
-raise domain errors (``tongits_site.errors``, or Django's ``ValidationError``); the API edge alone
+raise domain errors (``core.errors``, or Django's ``ValidationError``); the API edge alone
 turns them into HTTP answers.
 """
 
@@ -9,6 +9,7 @@ import contextlib
 import uuid
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.password_validation import validate_password
@@ -21,17 +22,15 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
-from accounts import projections
+from accounts import projections, token_cache
 from accounts.models import BOT_USERNAME_PREFIX, Session, User
 from accounts.selectors import user_username_taken
 from chips import services as chips
+from core.errors import Invalid, NotFound, Unauthenticated
 from games import lobby, play, players
 from games.errors import AlreadyResigned, NotActive, NotStarted
 from games.live.models import StreamTicket
 from games.models import Game
-from tongits_site import token_cache
-from tongits_site.celery import app as celery_app
-from tongits_site.errors import Invalid, NotFound, Unauthenticated
 
 #: The task that mails a reset link (queued by name for every address, known or not).
 SEND_PASSWORD_RESET = "accounts.tasks.send_password_reset"
@@ -174,7 +173,7 @@ def password_reset_request(*, email: str) -> None:
     The request does the same work either way (one task queued by name), so neither its answer
     nor its time tells whether the address is known; the task looks the user up and mails.
     """
-    celery_app.send_task(SEND_PASSWORD_RESET, args=[User.objects.normalize_email(email)])
+    current_app.send_task(SEND_PASSWORD_RESET, args=[User.objects.normalize_email(email)])
 
 
 def password_reset_send(*, email: str) -> int:

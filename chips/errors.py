@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tongits_site.errors import Conflict, Invalid, NotFound, Refused
+from core.errors import Conflict, Invalid, NotFound, Refused
 
 
 class InsufficientChips(Conflict):

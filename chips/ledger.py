@@ -34,7 +34,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chips.models import Account, Balance
-from tongits_site import prepared
+from core import prepared
 
 
 class Short(Exception):

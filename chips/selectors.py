@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from chips import ledger, services
 from chips.models import Account, Balance, Entry, Posting
-from tongits_site import prepared
+from core import prepared
 
 
 def _iso(value: datetime | None) -> str | None:

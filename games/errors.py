@@ -1,12 +1,12 @@
 """The games' domain errors: plain exceptions with a stable ``code`` (no HTTP here).
 
-The API edge maps their kinds (``tongits_site.errors``) to statuses; the rules core's
+The API edge maps their kinds (``core.errors``) to statuses; the rules core's
 ``IllegalMove`` travels as ``MoveRefused`` with the rules' own code.
 """
 
 from __future__ import annotations
 
-from tongits_site.errors import Conflict, Invalid, NotAllowed, NotFound, Refused
+from core.errors import Conflict, Invalid, NotAllowed, NotFound, Refused
 
 
 class GameNotFound(NotFound):

@@ -42,7 +42,7 @@ from django.utils import timezone
 from games import selectors
 from games.application import SERVER_WORK, server_delay
 from games.models import Game
-from tongits_site.ops.models import Heartbeat
+from ops.models import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ EXPIRE_TURN = "games.tasks.expire_turn"
 DEAL_NEXT_ROUND = "games.tasks.deal_next_round"
 SETTLE_MATCH = "accounts.tasks.settle_match"
 ABORT_IDLE = "games.tasks.abort_idle"
-#: The heartbeat the sweeper writes on every run; /healthz reads it (tongits_site.health).
+#: The heartbeat the sweeper writes on every run; /healthz reads it (ops.health).
 SWEEPER = "sweeper"
 
 #: Tables handled per kind of work and run (scheduler claim or sweep); the next run takes the rest.

@@ -35,11 +35,11 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import QuerySet
 
+from core import prepared
 from games import verify
 from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
 from games.rules import GameState, fold, state_from_dict
-from tongits_site import prepared
 
 GENESIS_HASH = verify.GENESIS_HASH
 NOTIFY_CHANNEL = "game_events"
@@ -188,7 +188,7 @@ _READ_REPLY = _READ.format(
 
 
 def _execute(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Run one statement prepared on Django's connection (``tongits_site.prepared``), so a
+    """Run one statement prepared on Django's connection (``core.prepared``), so a
     move's read and write are executed, not parsed and planned again; its first row."""
     return prepared.fetch_one(sql, params)
 

@@ -7,7 +7,7 @@
         (start that stack with TONGITS_RATE_READS= TONGITS_RATE_COMMANDS= TONGITS_RATE_REGISTER=
         empty: the load is far faster than people play, and the throttles would refuse it)
 
-Without ``--target`` it starts the stack as `make run` does (``python -m tongits_site.stack``:
+Without ``--target`` it starts the stack as `make run` does (``python -m ops.stack``:
 web, worker, scheduler, beat) on a scratch database ``tongits_bench_api`` of the local PostgreSQL
 and Redis database 11, on a free port, and stops it at the end. Each table is one thread that
 plays whoever is to act, as a client would: POST one of the player's legal commands (chosen at
@@ -360,7 +360,7 @@ def start_stack(port: int, workers: str, env_db: str, broker: str) -> subprocess
     log = (ROOT / "var").joinpath("bench-api.log")
     log.parent.mkdir(exist_ok=True)
     return subprocess.Popen(
-        [sys.executable, "-m", "tongits_site.stack"],
+        [sys.executable, "-m", "ops.stack"],
         cwd=ROOT,
         env=env,
         stdout=log.open("wb"),

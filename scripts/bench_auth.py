@@ -49,7 +49,7 @@ def main() -> None:
     os.environ["TONGITS_RATE_PASSWORD_RESET"] = ""
     import django
 
-    from tongits_site.ensure_db import main as ensure_db
+    from ops.ensure_db import main as ensure_db
 
     ensure_db()
     django.setup()
@@ -93,7 +93,7 @@ def main() -> None:
         return out
 
     rows = []
-    from tongits_site import token_cache
+    from accounts import token_cache
 
     for ttl in (1.0, 0.0):
         settings.TONGITS_TOKEN_CACHE_SECONDS = ttl

@@ -56,7 +56,7 @@ def main() -> None:
     )
     import django
 
-    from tongits_site.ensure_db import main as ensure_db
+    from ops.ensure_db import main as ensure_db
 
     ensure_db()
     django.setup()

@@ -43,7 +43,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tongits_site.stack import one_web_process  # noqa: E402 (needs ROOT on the path)
+from ops.stack import one_web_process  # noqa: E402 (needs ROOT on the path)
 
 BENCH_DB = "tongits_bench_streams"
 

@@ -34,13 +34,13 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
+from ops.ensure_db import server_params
 from tests import error_codes
 from tongits_site.celery import app as celery_app
-from tongits_site.ensure_db import server_params
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
 TEST_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
-# The throttles' shared cache (tongits_site.throttling): a Redis database of its own, emptied
+# The throttles' shared cache (ops.throttling): a Redis database of its own, emptied
 # before each test so that no test inherits another's counts.
 TEST_CACHE_URL = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/8")
 
@@ -66,7 +66,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             f"{len(problems)} not in the schema"
         )
     if problems:
-        lines = ["API errors the schema does not document (tongits_site/api_schema.py):"]
+        lines = ["API errors the schema does not document (core/api_schema.py):"]
         lines += [f"  {p}" for p in problems]
         if reporter is not None:
             reporter.write_line("\n".join(lines), red=True)
@@ -122,7 +122,7 @@ def game_timing(settings) -> None:
 @pytest.fixture(autouse=True)
 def fresh_throttles() -> None:
     """Every test starts with no throttle counts (and fails loudly if Redis is down)."""
-    from tongits_site.throttling import cache
+    from ops.throttling import cache
 
     cache().clear()
 

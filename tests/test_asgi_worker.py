@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from tongits_site.asgi_worker import own_socket
+from runtime.asgi_worker import own_socket
 
 
 def test_a_worker_binds_its_own_socket_beside_the_shared_one():

@@ -19,7 +19,13 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker" / "compose.yaml"
 # What the image contains and runs (docker/Dockerfile copies these).
-SOURCES = [ROOT / "manage.py", *(ROOT / pkg for pkg in ("accounts", "games", "tongits_site"))]
+SOURCES = [
+    ROOT / "manage.py",
+    *(
+        ROOT / pkg
+        for pkg in ("accounts", "chips", "core", "games", "ops", "runtime", "tongits_site", "web")
+    ),
+]
 APP_SERVICES = ("web", "worker", "scheduler", "beat")
 ENV_HELPER = re.compile(r"^env(_\w+)?$")  # env_bool, env_list, env_float, ... in settings.py
 
@@ -167,7 +173,7 @@ def test_web_worker_beat_and_migrate_run_one_image(services: dict[str, dict[str,
 def test_commands(services: dict[str, dict[str, Any]]) -> None:
     web = _command(services["web"])
     assert web[:2] == ["gunicorn", "tongits_site.asgi:application"]
-    assert "--worker-class=tongits_site.asgi_worker.BalancedUvicornWorker" in web  # ASGI
+    assert "--worker-class=runtime.asgi_worker.BalancedUvicornWorker" in web  # ASGI
     assert "--reuse-port" in web  # each worker also listens on its own socket
     assert "--bind=0.0.0.0:8000" in web
     assert _command(services["worker"])[:4] == ["celery", "-A", "tongits_site", "worker"]

@@ -7,7 +7,7 @@ from django.db import OperationalError
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
-from tongits_site import health
+from ops import health
 
 
 @pytest.mark.django_db

@@ -1,5 +1,5 @@
 """Django's browser middleware runs for pages, not for the token-authenticated API
-(``tongits_site/page_middleware.py``)."""
+(``runtime/page_middleware.py``)."""
 
 from __future__ import annotations
 

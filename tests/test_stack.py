@@ -14,9 +14,9 @@ import pytest
 from celery import Celery
 from django.conf import settings
 
+from ops import stack
+from ops.ensure_db import server_params
 from tests.conftest import checkout_tag
-from tongits_site import stack
-from tongits_site.ensure_db import server_params
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from tongits_site.wsgi_bridge import OneHopWSGI
+from runtime.wsgi_bridge import OneHopWSGI
 
 LIMIT = 64
 

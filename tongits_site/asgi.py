@@ -5,7 +5,7 @@ Two doors into one Django project, chosen by path:
 - the live endpoints (``/games/{id}/stream``, ``/me/stream``, and ``/games/{id}/events`` with
   ``wait=``) go to Django's ASGI handler: they wait in the event loop and hold no thread;
 - every other request goes to Django's WSGI handler in one hop into a thread pool
-  (``tongits_site.wsgi_bridge``). Django's ASGI handler runs a sync view's middleware, signals
+  (``runtime.wsgi_bridge``). Django's ASGI handler runs a sync view's middleware, signals
   and view in a dozen and more separate thread hops, about 3 ms a request on a 2-core machine;
   through WSGI a request costs one hop, measured about four times faster for the REST API.
 """
@@ -18,8 +18,8 @@ from django.conf import settings
 from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 
-from tongits_site import heap
-from tongits_site.wsgi_bridge import OneHopWSGI
+from runtime import heap
+from runtime.wsgi_bridge import OneHopWSGI
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 

@@ -20,7 +20,7 @@ Variables (defaults suit a developer machine; production must set the first thre
                                       for round 1's client seeds (-1: in the start's write)
     TONGITS_SWEEP_INTERVAL_SECONDS    period of the beat task that re-queues lost work (10)
 
-`python -m tongits_site.stack` (`make run`) fills in DATABASE_URL and CELERY_BROKER_URL with an
+`python -m ops.stack` (`make run`) fills in DATABASE_URL and CELERY_BROKER_URL with an
 embedded PostgreSQL when they are unset; the defaults below apply to everything else.
 """
 
@@ -79,25 +79,25 @@ INSTALLED_APPS = [
     "chips",
     "games",
     "games.live",
-    "tongits_site.web",
-    "tongits_site.ops",
+    "web",
+    "ops",
 ]
 
 MIDDLEWARE = [
     # First: oversized bodies (413) and control characters in the path or query (400), as JSON.
-    "tongits_site.hardening.RequestLimitsMiddleware",
+    "runtime.hardening.RequestLimitsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (the browser table at /, the admin's) straight from the apps' static/
     # folders, found at start-up: `make run` needs no collectstatic.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Django's session, CSRF, log-in, messages and clickjacking middleware, skipped for the
-    # token-authenticated API under /api/v1/ (tongits_site/page_middleware.py).
-    "tongits_site.page_middleware.SessionMiddleware",
+    # token-authenticated API under /api/v1/ (runtime/page_middleware.py).
+    "runtime.page_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "tongits_site.page_middleware.CsrfViewMiddleware",
-    "tongits_site.page_middleware.AuthenticationMiddleware",
-    "tongits_site.page_middleware.MessageMiddleware",
-    "tongits_site.page_middleware.XFrameOptionsMiddleware",
+    "runtime.page_middleware.CsrfViewMiddleware",
+    "runtime.page_middleware.AuthenticationMiddleware",
+    "runtime.page_middleware.MessageMiddleware",
+    "runtime.page_middleware.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "tongits_site.urls"
@@ -178,18 +178,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Django REST framework -------------------------------------------------------------------
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["tongits_site.authentication.CachedTokenAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.CachedTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # orjson: several times faster than the json module on game views. The parser refuses bodies
     # over TONGITS_MAX_BODY_BYTES (413) and deeper than TONGITS_MAX_JSON_DEPTH (400 parse_error).
-    "DEFAULT_PARSER_CLASSES": ["tongits_site.hardening.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["runtime.hardening.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["drf_orjson_renderer.renderers.ORJSONRenderer"],
     # DRF's negotiation, with a short way for the Accept headers clients send.
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "tongits_site.negotiation.ClientNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "runtime.negotiation.ClientNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "tongits_site.api_errors.exception_handler",
-    # Reads per token; register and commands set their own (tongits_site.throttling).
-    "DEFAULT_THROTTLE_CLASSES": ["tongits_site.throttling.ReadThrottle"],
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
+    # Reads per token; register and commands set their own (ops.throttling).
+    "DEFAULT_THROTTLE_CLASSES": ["ops.throttling.ReadThrottle"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -205,8 +205,8 @@ SPECTACULAR_SETTINGS = {
     # Error responses get a code enum per operation and status (after the enum hook).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "tongits_site.throttling.document_throttling",  # before the codes: 429 gets its enum
-        "tongits_site.api_schema.error_codes_hook",
+        "ops.throttling.document_throttling",  # before the codes: 429 gets its enum
+        "core.api_schema.error_codes_hook",
     ],
     # Fields named alike with other choices (games/api/event_schemas.py, games/api/serializers.py).
     "ENUM_NAME_OVERRIDES": {
@@ -277,7 +277,7 @@ PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's settin
 # Players' names (resolved at read time: events store user ids) are remembered this long per
 # process; a deleted account's name disappears at once in the process that deleted it.
 TONGITS_NAME_CACHE_SECONDS = env_float("TONGITS_NAME_CACHE_SECONDS", 10.0)
-# --- Throttling (tongits_site.throttling, accounts.login_throttle) ---------------------------
+# --- Throttling (ops.throttling, accounts.login_throttle) ---------------------------
 
 # The cache every web process counts in: Redis when CACHE_URL names one (redis://...), else
 # Django's database cache in the table "tongits_cache" (a migration creates it).
@@ -318,7 +318,7 @@ TONGITS_RATED_MIN_TURN_SECONDS = env_float("TONGITS_RATED_MIN_TURN_SECONDS", 10.
 # Tables one user may have waiting for players at once.
 TONGITS_MAX_WAITING_TABLES = int(os.environ.get("TONGITS_MAX_WAITING_TABLES", "3"))
 
-# Input limits (tongits_site.hardening): our largest request is a few hundred bytes.
+# Input limits (runtime.hardening): our largest request is a few hundred bytes.
 TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))
 TONGITS_MAX_JSON_DEPTH = int(os.environ.get("TONGITS_MAX_JSON_DEPTH", "16"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = TONGITS_MAX_BODY_BYTES

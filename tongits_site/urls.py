@@ -4,15 +4,16 @@
 /api/schema/   OpenAPI 3 schema;  /api/docs/  Swagger UI over it
 /admin/        Django admin
 /healthz       health check (200 {"status": "ok"} when the database answers), outside /api/
-/              the browser table (tongits_site/web/): one page, a client of /api/v1/
+/              the browser table (web/): one page, a client of /api/v1/
 """
 
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from tongits_site import api_errors, health
-from tongits_site.web import views as web_views
+from core import api_errors
+from ops import health
+from web import views as web_views
 
 # Django tries the patterns in order: the games' come first, as a move and a game's view are
 # most of the requests (the two lists share no path).

@@ -8,6 +8,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 
 application = get_wsgi_application()
 
-from tongits_site import heap  # noqa: E402 (after Django is set up)
+from runtime import heap  # noqa: E402 (after Django is set up)
 
 heap.settle()

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from accounts.api import error_codes  # noqa: F401  (the operations' error codes, for the schema)
 from accounts.api.views import (
     AccountExportApi,
     LeaderboardApi,

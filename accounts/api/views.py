@@ -33,8 +33,8 @@ from accounts.api.serializers import (
     UserOutputSerializer,
 )
 from accounts.models import Session
-from tongits_site.api_errors import error_responses
-from tongits_site.throttling import PasswordResetThrottle, RegisterThrottle
+from core.api_errors import error_responses
+from ops.throttling import PasswordResetThrottle, RegisterThrottle
 
 TAGS = ["accounts"]
 #: No authentication on log-in, register and public reads: a stale or revoked token in the

@@ -1,6 +1,9 @@
 from django.urls import path
 
-from chips.api import views
+from chips.api import (
+    error_codes,  # noqa: F401  (the operations' error codes, for the schema)
+    views,
+)
 
 urlpatterns = [
     path("me/wallet", views.WalletApi.as_view(), name="me-wallet"),

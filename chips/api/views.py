@@ -27,7 +27,7 @@ from chips.api.serializers import (
 )
 from chips.errors import WalletNotFound
 from chips.models import Entry
-from tongits_site.api_errors import IDEMPOTENCY_HEADER, error_responses, idempotency_key
+from core.api_errors import IDEMPOTENCY_HEADER, error_responses, idempotency_key
 
 TAGS = ["chips"]
 

@@ -27,14 +27,14 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from core.api_errors import error_responses
 from games import selectors
 from games.api.serializers import EventFeedSerializer, EventsQuerySerializer
 from games.api.views import GAMES
 from games.live import db, feed, listener, streams
-from tongits_site.api_errors import error_responses
-from tongits_site.authentication import CachedTokenAuthentication
 
 LIVE = ["live"]
 MAX_WAIT_SECONDS = 30
@@ -142,7 +142,11 @@ TICKET = OpenApiParameter(
 
 
 class StreamView(APIView):
-    authentication_classes = [CachedTokenAuthentication, StreamTicketAuthentication]
+    # The API's own token authentication (settings), then the one-time tickets of EventSource.
+    authentication_classes = [
+        *api_settings.DEFAULT_AUTHENTICATION_CLASSES,
+        StreamTicketAuthentication,
+    ]
     content_negotiation_class = JsonOnly
 
 

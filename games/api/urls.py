@@ -1,6 +1,10 @@
 from django.urls import path
 
-from games.api import live_views, views
+from games.api import (
+    error_codes,  # noqa: F401  (the operations' error codes, for the schema)
+    live_views,
+    views,
+)
 
 # A move and a game's view first: most requests are one of them, and Django tries in order.
 urlpatterns = [

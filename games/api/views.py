@@ -17,6 +17,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api_errors import (
+    IDEMPOTENCY_HEADER,
+    error_responses,
+    idempotency_key,
+)
 from games import lobby, play, selectors
 from games.api.serializers import (
     AuditSerializer,
@@ -35,12 +40,7 @@ from games.api.serializers import (
     TableListQuerySerializer,
     TableOutputSerializer,
 )
-from tongits_site.api_errors import (
-    IDEMPOTENCY_HEADER,
-    error_responses,
-    idempotency_key,
-)
-from tongits_site.throttling import CommandThrottle
+from ops.throttling import CommandThrottle
 
 TABLES = ["tables"]
 GAMES = ["games"]

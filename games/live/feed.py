@@ -19,13 +19,13 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from core.errors import Invalid
 from games import selectors, store
 from games.application import turn_key
 from games.errors import NotStarted
 from games.live.models import StreamTicket
 from games.models import Event, Game, Seat
 from games.rules import IN_ROUND_PHASES, GameState
-from tongits_site.errors import Invalid
 
 TICKET_SECONDS = 60
 

@@ -3,8 +3,8 @@ status an operation's schema does not declare; every operation's error codes are
 
 import pytest
 
+from core.api_schema import codes_for
 from tests import error_codes
-from tongits_site.api_schema import codes_for
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The error contract of tongits_site.api_errors: every error is {"code", "detail"}."""
+"""The error contract of core.api_errors: every error is {"code", "detail"}."""
 
 import pytest
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -8,7 +8,7 @@ from django.http import Http404
 from django.test import RequestFactory
 from rest_framework import exceptions
 
-from tongits_site.api_errors import ApiError, Conflict, exception_handler, not_found, server_error
+from core.api_errors import ApiError, Conflict, exception_handler, not_found, server_error
 
 
 def handle(exc):

@@ -10,7 +10,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.request import Request
 
-from tongits_site.negotiation import ClientNegotiation
+from runtime.negotiation import ClientNegotiation
 
 ACCEPTS = [
     None,

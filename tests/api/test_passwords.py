@@ -11,10 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from accounts import token_cache
 from accounts.tasks import send_password_reset
 from tests.api.games_support import assert_error
 from tests.conftest import DEFAULT_PASSWORD, TEST_BROKER_URL
-from tongits_site import token_cache
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ from django.utils import timezone
 from knox.crypto import hash_token
 from rest_framework.test import APIClient
 
+from accounts import token_cache
 from accounts.models import Session
 from tests.api.games_support import assert_error
 from tests.conftest import DEFAULT_PASSWORD
-from tongits_site import token_cache
 
 pytestmark = pytest.mark.django_db
 

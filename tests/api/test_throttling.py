@@ -242,7 +242,7 @@ def test_a_good_log_in_clears_the_database_counts(
 def test_database_counts_from_many_threads_add_up(database_counts):
     from django.db import connection
 
-    from tongits_site import throttling
+    from ops import throttling
 
     def count(n: int) -> list[int]:
         try:
@@ -257,8 +257,8 @@ def test_database_counts_from_many_threads_add_up(database_counts):
 
 
 def test_a_database_count_starts_again_after_its_window(database_counts, monkeypatch):
-    from tongits_site import throttling
-    from tongits_site.ops.models import Counter
+    from ops import throttling
+    from ops.models import Counter
 
     assert [throttling.bump("t:w", 60) for _ in range(3)] == [1, 2, 3]
     Counter.objects.filter(key="t:w").update(expires=timezone.now() - timedelta(seconds=1))

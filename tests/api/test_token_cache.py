@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from accounts import token_cache
 from accounts.models import Session
 from tests.api.games_support import assert_error
-from tongits_site import token_cache
 
 pytestmark = pytest.mark.django_db
 

@@ -9,6 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts import token_cache
 from games import play, store
 from games.models import Game
 from games.rules import state_to_dict
@@ -20,7 +21,6 @@ from tests.api.games_support import (
     post_command,
     start_game,
 )
-from tongits_site import token_cache
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
 

@@ -26,10 +26,10 @@ import psycopg
 import pytest
 from django.conf import settings
 
+from ops.ensure_db import server_params
+from ops.stack import one_web_process
 from tests.conftest import TEST_BROKER_URL
 from tests.live.support import Live
-from tongits_site.ensure_db import server_params
-from tongits_site.stack import one_web_process
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 START_SECONDS = 30.0

@@ -10,9 +10,9 @@ from django.conf import settings
 
 from accounts.tasks import settle_match_now
 from games.models import Event
+from ops.ensure_db import server_params
 from tests.api.games_support import card_strings, secrets, states_by_version
 from tests.live.support import Live, SseReader
-from tongits_site.ensure_db import server_params
 
 MAX_COMMANDS = 3000
 

@@ -35,7 +35,7 @@ from django.test.utils import CaptureQueriesContext
 
 from games import lobby, play, selectors, store
 from games.rules import GameState, legal_commands
-from tongits_site.ensure_db import server_params
+from ops.ensure_db import server_params
 
 RAW_EVENTS = 500
 EVENT_DATA = '{"type": "discarded", "seat": 1, "card": "KD", "hand_count": 9, "pad": "%s"}'

@@ -1,4 +1,4 @@
-"""``CachedTokenAuthentication``: django-rest-knox sessions with ``tongits_site.token_cache``.
+"""``CachedTokenAuthentication``: django-rest-knox sessions with ``accounts.token_cache``.
 
 Clients send ``Authorization: Bearer <key>`` (what OpenAPI generators send for the documented
 ``http``/``bearer`` scheme) or ``Authorization: Token <key>`` (DRF's own spelling); both are
@@ -28,7 +28,7 @@ from knox.settings import knox_settings
 from rest_framework.authentication import get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
-from tongits_site import token_cache
+from accounts import token_cache
 
 #: The accepted ``Authorization`` prefixes (case-insensitive); the first is the one 401s name.
 KEYWORDS = ("Token", "Bearer")
@@ -141,7 +141,7 @@ class CachedTokenAuthentication(TokenAuthentication):
 class CachedTokenScheme(OpenApiAuthenticationExtension):
     """Documented as HTTP bearer, so generated clients send ``Bearer <token>``, which works."""
 
-    target_class = "tongits_site.authentication.CachedTokenAuthentication"
+    target_class = "accounts.authentication.CachedTokenAuthentication"
     name = "tokenAuth"
     match_subclasses = True
 

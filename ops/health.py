@@ -1,5 +1,5 @@
 """``GET /healthz``: liveness and readiness for load balancers, the compose health checks and
-the runner of ``make run`` (``tongits_site.stack``).
+the runner of ``make run`` (``ops.stack``).
 
 It lives outside ``/api/`` (no authentication, not in the OpenAPI schema). 200 ``{"status":
 "ok"}`` only when

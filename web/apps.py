@@ -2,6 +2,6 @@ from django.apps import AppConfig
 
 
 class WebConfig(AppConfig):
-    name = "tongits_site.web"
+    name = "web"
     label = "web"
     verbose_name = "Browser table"

@@ -14,7 +14,7 @@ DRF's list of timestamps, which grows with the rate and is rewritten on every re
 Rates are ``TONGITS_THROTTLE_RATES`` (``"600/m"``, ``"20/h"``, ``"5/15m"``), read on every
 request, so a test may change them with the ``settings`` fixture. A refusal is 429
 ``{"code": "throttled", "detail", "retry_after"}`` with ``Retry-After``
-(``tongits_site.api_errors``). Failed log-ins have their own module,
+(``core.api_errors``). Failed log-ins have their own module,
 ``accounts.login_throttle``. The client's address is ``REMOTE_ADDR``, or the address
 ``TONGITS_NUM_PROXIES`` trusted proxies put in ``X-Forwarded-For``.
 """
@@ -87,7 +87,7 @@ _counts = itertools.count(1)
 
 @functools.cache
 def _counter_table() -> str:
-    from tongits_site.ops.models import Counter
+    from ops.models import Counter
 
     return connection.ops.quote_name(Counter._meta.db_table)
 
@@ -215,7 +215,7 @@ def _error(description: str) -> dict[str, Any]:
 
 def document_throttling(result: dict, generator: Any, request: Any, public: bool) -> dict:
     """drf-spectacular postprocessing hook: every operation may answer 429 ``throttled``, and
-    every POST 413 ``payload_too_large`` (``tongits_site.hardening``)."""
+    every POST 413 ``payload_too_large`` (``runtime.hardening``)."""
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             responses = operation.get("responses") if isinstance(operation, dict) else None

@@ -15,7 +15,7 @@ class Heartbeat(models.Model):
 
 class Counter(models.Model):
     """A throttle's count for one key and time window, when the throttles count in the database
-    (no ``CACHE_URL``): one atomic upsert a request (``tongits_site.throttling.bump``), where
+    (no ``CACHE_URL``): one atomic upsert a request (``ops.throttling.bump``), where
     Django's database cache spends a read and a locked write, and can lose a count between two
     processes. Expired rows are deleted as new counts come."""
 

@@ -3,7 +3,7 @@
 ``code`` is a stable, machine-readable snake_case string; ``detail`` is text for people.
 Validation errors (code ``invalid``) also carry ``fields``: ``{field: [message, ...]}``.
 
-Services and selectors raise domain errors (``tongits_site.errors``), which know no HTTP; this
+Services and selectors raise domain errors (``core.errors``), which know no HTTP; this
 module alone maps their kinds to statuses, in ``HTTP_STATUS``. A view may raise ``ApiError`` for
 what only HTTP knows (a malformed header)::
 
@@ -34,10 +34,17 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from tongits_site import errors
-from tongits_site.hardening import clip
+from core import errors
 
 API_PREFIX = "/api/"
+#: The longest error detail (a message quoting at most about 100 characters of input).
+MAX_DETAIL = 200
+
+
+def clip(text: str, limit: int = MAX_DETAIL) -> str:
+    """``text`` cut to ``limit`` characters (with an ellipsis) so no answer echoes a long input."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 #: The one table from domain error kinds to HTTP statuses (the most specific class wins).
 HTTP_STATUS: dict[type[errors.DomainError], int] = {

@@ -9,8 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from tongits_site import health
-from tongits_site.ops.models import Heartbeat
+from ops import health
+from ops.models import Heartbeat
 
 
 class Command(BaseCommand):

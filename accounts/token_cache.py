@@ -4,7 +4,7 @@ A player's client sends two or three requests per move; looking the token up in 
 each one costs a round trip and the ORM's query building. A revoked token (logout) or a
 deactivated user is refused at once by the process that revoked it (``forget``,
 ``forget_sessions``, ``forget_user``) and within
-that many seconds by every other process. ``tongits_site.authentication`` reads it.
+that many seconds by every other process. ``accounts.authentication`` reads it.
 """
 
 from __future__ import annotations

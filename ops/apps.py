@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class OpsConfig(AppConfig):
-    name = "tongits_site.ops"
+    name = "ops"
     label = "ops"
     verbose_name = "operations"
     default_auto_field = "django.db.models.BigAutoField"

@@ -1,9 +1,9 @@
 """Create the configured PostgreSQL database if it does not exist yet.
 
-    python -m tongits_site.ensure_db
+    python -m ops.ensure_db
 
 Connects to the server's ``postgres`` maintenance database with the credentials of
-DATABASE_URL. `make run` (tongits_site.stack) and the migrate service of docker/compose.yaml call
+DATABASE_URL. `make run` (ops.stack) and the migrate service of docker/compose.yaml call
 it before `migrate`.
 """
 
