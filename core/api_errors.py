@@ -35,15 +35,9 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from core import errors
+from core.errors import clip
 
 API_PREFIX = "/api/"
-#: The longest error detail (a message quoting at most about 100 characters of input).
-MAX_DETAIL = 200
-
-
-def clip(text: str, limit: int = MAX_DETAIL) -> str:
-    """``text`` cut to ``limit`` characters (with an ellipsis) so no answer echoes a long input."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 #: The one table from domain error kinds to HTTP statuses (the most specific class wins).

@@ -17,6 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The longest error detail (a message quoting at most about 100 characters of input).
+MAX_DETAIL = 200
+
+
+def clip(text: str, limit: int = MAX_DETAIL) -> str:
+    """``text`` cut to ``limit`` characters (with an ellipsis) so no answer echoes a long input."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class DomainError(Exception):
     """An error a caller can act on: ``code`` to switch on, ``detail`` for people, ``extra`` keys

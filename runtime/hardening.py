@@ -7,7 +7,7 @@
 - ``LimitedJSONParser``: DRF's JSON parser (orjson) that also refuses bodies nested deeper than
   ``TONGITS_MAX_JSON_DEPTH`` and bodies longer than the limit that came without a length.
 - error details quote at most a hundred or so characters of what a client sent
-  (``core.api_errors.clip``).
+  (``core.errors.clip``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import BaseParser
 
-from core.api_errors import ApiError, clip
+from core.errors import clip
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -84,6 +84,12 @@ def depth(value: Any, limit: int) -> int:
     return deepest
 
 
+class PayloadTooLarge(APIException):
+    status_code = 413
+    default_code = "payload_too_large"
+    default_detail = "The request body is too large."
+
+
 class LimitedJSONParser(BaseParser):
     """JSON (orjson) no longer than ``TONGITS_MAX_BODY_BYTES`` and no deeper than
     ``TONGITS_MAX_JSON_DEPTH``: a request of ours never needs more, and deep nesting is how a
@@ -95,11 +101,7 @@ class LimitedJSONParser(BaseParser):
         limit = settings.TONGITS_MAX_BODY_BYTES
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            raise ApiError(
-                f"The request body is larger than {limit} bytes.",
-                "payload_too_large",
-                status_code=413,
-            )
+            raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:

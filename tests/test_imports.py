@@ -63,3 +63,26 @@ def import_loops() -> list[list[str]]:
 
 def test_no_module_imports_itself_through_others():
     assert import_loops() == []
+
+
+def test_the_bottom_layers_import_first_in_a_fresh_interpreter():
+    """Import order must not matter: each module of core/ and runtime/ imports cleanly as the
+    first one after Django's set-up (DRF's settings import the parser and the handler lazily,
+    so a loop through them shows only in a fresh process)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    modules = sorted(
+        f"{path.parent.name}.{path.stem}"
+        for package in ("core", "runtime")
+        for path in (root / package).glob("*.py")
+        if path.stem != "__init__"
+    )
+    for module in modules:
+        code = f"import django; django.setup(); import {module}"
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, (module, result.stderr[-2000:])
