@@ -1,10 +1,12 @@
 """Input and output serializers of the accounts API (no model writes here: see services)."""
 
+from django.conf import settings
 from django.contrib.auth.validators import ASCIIUsernameValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chips.api.serializers import SettlementSerializer, StatementItemSerializer, WalletSerializer
+from core.api_fields import QuerySerializer, StrictCharField, StrictEmailField
 from games.api.event_schemas import BOT_LEVELS, rules_serializer
 from games.rules import RuleSet
 
@@ -21,8 +23,24 @@ PASSWORD_MAX_LENGTH = 256
 DEVICE_MAX_LENGTH = 100
 
 
+def _minimum_password_length() -> int:
+    """The shortest password the server's validators accept (Django's default: 8)."""
+    for validator in settings.AUTH_PASSWORD_VALIDATORS:
+        if validator["NAME"].endswith(".MinimumLengthValidator"):
+            return int(validator.get("OPTIONS", {}).get("min_length", 8))
+    return 1
+
+
+PASSWORD_MIN_LENGTH = _minimum_password_length()
+#: What the server's password validators refuse (AUTH_PASSWORD_VALIDATORS, Django's four).
+PASSWORD_RULES = (
+    f"At least {PASSWORD_MIN_LENGTH} characters, not all digits, not a commonly used password, "
+    "and not too like the username or e-mail (400 invalid otherwise)."
+)
+
+
 def password_field(**kwargs) -> serializers.CharField:
-    return serializers.CharField(
+    return StrictCharField(
         max_length=PASSWORD_MAX_LENGTH,
         trim_whitespace=False,
         write_only=True,
@@ -32,23 +50,17 @@ def password_field(**kwargs) -> serializers.CharField:
 
 
 class RegisterInputSerializer(serializers.Serializer):
-    username = serializers.CharField(
+    username = StrictCharField(
         max_length=USERNAME_MAX_LENGTH,
         validators=[ASCIIUsernameValidator()],
         help_text="ASCII letters, digits and @/./+/-/_ only; unique regardless of case.",
     )
-    password = serializers.CharField(
-        max_length=PASSWORD_MAX_LENGTH,
-        trim_whitespace=False,
-        write_only=True,
-        style={"input_type": "password"},
-        help_text="Checked by the server's password validators.",
-    )
+    password = password_field(min_length=PASSWORD_MIN_LENGTH, help_text=PASSWORD_RULES)
     # No default: an email default of "" is not a valid "format: email" (the service's is "").
-    email = serializers.EmailField(
+    email = StrictEmailField(
         required=False, allow_blank=True, help_text="Optional; empty or absent: none."
     )
-    device = serializers.CharField(
+    device = StrictCharField(
         required=False,
         allow_blank=True,
         default="",
@@ -58,9 +70,9 @@ class RegisterInputSerializer(serializers.Serializer):
 
 
 class TokenInputSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=USERNAME_MAX_LENGTH)
+    username = StrictCharField(max_length=USERNAME_MAX_LENGTH)
     password = password_field()
-    device = serializers.CharField(
+    device = StrictCharField(
         required=False,
         allow_blank=True,
         default="",
@@ -102,17 +114,17 @@ class RegisterOutputSerializer(TokenOutputSerializer):
 
 class PasswordChangeInputSerializer(serializers.Serializer):
     old_password = password_field()
-    new_password = password_field(help_text="Checked by the server's password validators.")
+    new_password = password_field(min_length=PASSWORD_MIN_LENGTH, help_text=PASSWORD_RULES)
 
 
 class PasswordResetInputSerializer(serializers.Serializer):
-    email = serializers.EmailField(help_text="The account's address; the answer is 202 either way.")
+    email = StrictEmailField(help_text="The account's address; the answer is 202 either way.")
 
 
 class PasswordResetConfirmInputSerializer(serializers.Serializer):
-    uid = serializers.CharField(max_length=64, help_text="From the reset mail.")
-    token = serializers.CharField(max_length=128, help_text="From the reset mail; works once.")
-    new_password = password_field(help_text="Checked by the server's password validators.")
+    uid = StrictCharField(max_length=64, help_text="From the reset mail.")
+    token = StrictCharField(max_length=128, help_text="From the reset mail; works once.")
+    new_password = password_field(min_length=PASSWORD_MIN_LENGTH, help_text=PASSWORD_RULES)
 
 
 class AccountDeleteInputSerializer(serializers.Serializer):
@@ -147,7 +159,7 @@ class DateOrDateTimeField(serializers.DateTimeField):
     """An ISO 8601 date-time, or a date (its midnight, in UTC), as the docs say."""
 
 
-class PlayerMatchesQuerySerializer(serializers.Serializer):
+class PlayerMatchesQuerySerializer(QuerySerializer):
     DATE_FORMATS = ["iso-8601", "%Y-%m-%d"]
 
     result = serializers.ChoiceField(
@@ -238,7 +250,7 @@ class PlayerStatsSerializer(serializers.Serializer):
     last_match_at = serializers.DateTimeField(allow_null=True)
 
 
-class LeaderboardQuerySerializer(serializers.Serializer):
+class LeaderboardQuerySerializer(QuerySerializer):
     order = serializers.ChoiceField(
         choices=["rating", "chips"],
         required=False,
@@ -313,7 +325,7 @@ class MatchDetailSerializer(serializers.Serializer):
     )
 
 
-class PageQuerySerializer(serializers.Serializer):
+class PageQuerySerializer(QuerySerializer):
     cursor = serializers.CharField(
         required=False, help_text="Opaque position: take it from a page's next or previous link."
     )

@@ -5,6 +5,12 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from chips.models import Entry
+from core.api_fields import (
+    QuerySerializer,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+)
 
 CAUSES = Entry.Cause.values
 MAX_ADJUSTMENT = 10**12
@@ -34,7 +40,7 @@ class WalletSerializer(serializers.Serializer):
 
 
 class WalletUpdateSerializer(serializers.Serializer):
-    listed = serializers.BooleanField(
+    listed = StrictBooleanField(
         help_text="true: show your balance on the chips leaderboard; false: keep it private."
     )
 
@@ -65,7 +71,7 @@ class StatementPageSerializer(serializers.Serializer):
     results = StatementItemSerializer(many=True)
 
 
-class StatementQuerySerializer(serializers.Serializer):
+class StatementQuerySerializer(QuerySerializer):
     cursor = serializers.CharField(required=False, help_text="From a page's next/previous.")
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=100)
 
@@ -76,12 +82,12 @@ class DailyBonusOutputSerializer(serializers.Serializer):
 
 
 class AdjustmentInputSerializer(serializers.Serializer):
-    amount = serializers.IntegerField(
+    amount = StrictIntegerField(
         min_value=-MAX_ADJUSTMENT,
         max_value=MAX_ADJUSTMENT,
         help_text="Chips into (+) or out of (-) the wallet, from or to the house; not 0.",
     )
-    reason = serializers.CharField(
+    reason = StrictCharField(
         max_length=500, help_text="Why: kept with the entry for ever (support ticket, ...)."
     )
 

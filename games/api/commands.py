@@ -17,6 +17,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 from rest_framework.utils.serializer_helpers import BindingDict
 
+from core.api_fields import StrictBooleanField, StrictCharField, StrictIntegerField
 from games.rules import COMMAND_TYPES
 
 #: Card codes the server reads: rank then suit ("AS", "7H", "TD"), "10" for ten, any one case.
@@ -47,9 +48,12 @@ class InputSerializer(serializers.Serializer):
         return shared
 
 
-class CardInputField(serializers.CharField):
+class CardInputField(StrictCharField):
+    """A card code as the schema's pattern says: a string, spaces around it refused too."""
+
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("help_text", CARD_HELP)
+        kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
         self.validators.append(RegexValidator(CARD_INPUT_PATTERN, "Not a card code."))
 
@@ -87,7 +91,7 @@ COMMAND_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
         cards=_cards(
             "Hand cards of the new meld, with the discard.", required=False, allow_null=True
         ),
-        meld_id=serializers.IntegerField(
+        meld_id=StrictIntegerField(
             required=False,
             allow_null=True,
             min_value=1,
@@ -99,7 +103,7 @@ COMMAND_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
         "meld",
         "Expose a meld from your hand (a secret set with hidden, where the rules allow).",
         cards=_cards("The meld's cards."),
-        hidden=serializers.BooleanField(
+        hidden=StrictBooleanField(
             required=False, help_text="A secret set: four of a kind kept face down."
         ),
     ),
@@ -108,7 +112,7 @@ COMMAND_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
         "lay_off",
         "Lay a card off on a meld on the table.",
         card=CardInputField(),
-        meld_id=serializers.IntegerField(min_value=1),
+        meld_id=StrictIntegerField(min_value=1),
     ),
     "discard": _command(
         "DiscardCommandSerializer",
@@ -147,7 +151,10 @@ class CommandField(serializers.Field):
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, dict):
             self.fail("not_an_object")
-        serializer_class = COMMAND_SERIALIZERS.get(data.get("type"))  # type: ignore[arg-type]
+        command_type = data.get("type")
+        serializer_class = (
+            COMMAND_SERIALIZERS.get(command_type) if isinstance(command_type, str) else None
+        )
         if serializer_class is None:
             raise serializers.ValidationError(
                 {"type": [self.error_messages["type"].format(types=", ".join(COMMAND_TYPES))]}

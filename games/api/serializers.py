@@ -15,6 +15,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chips.api.serializers import SettlementSerializer
+from core.api_fields import (
+    QuerySerializer,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictRegexField,
+)
 from games.api.commands import CommandField, CommandListField, InputSerializer
 from games.api.event_schemas import (
     EVENT_SERIALIZERS,
@@ -41,33 +48,33 @@ class RuleOptionsSerializer(serializers.Serializer):
     preset = serializers.ChoiceField(
         choices=RuleSet.PRESETS, required=False, help_text="Start from this preset."
     )
-    ace_high_runs = serializers.BooleanField(required=False)
-    take_discard_to_lay_off = serializers.BooleanField(required=False)
-    draw_call = serializers.BooleanField(required=False)
-    secret_sets = serializers.BooleanField(required=False)
-    burning = serializers.BooleanField(required=False)
+    ace_high_runs = StrictBooleanField(required=False)
+    take_discard_to_lay_off = StrictBooleanField(required=False)
+    draw_call = StrictBooleanField(required=False)
+    secret_sets = StrictBooleanField(required=False)
+    burning = StrictBooleanField(required=False)
     stock_out_tie = serializers.ChoiceField(choices=STOCK_OUT_TIES, required=False)
     draw_call_timing = serializers.ChoiceField(choices=DRAW_CALL_TIMINGS, required=False)
     first_dealer = serializers.ChoiceField(choices=FIRST_DEALERS, required=False)
-    wins_to_match = serializers.IntegerField(min_value=1, max_value=99, required=False)
-    turn_seconds = serializers.IntegerField(
+    wins_to_match = StrictIntegerField(min_value=1, max_value=99, required=False)
+    turn_seconds = StrictIntegerField(
         min_value=0, max_value=86400, required=False, help_text="0 turns time limits off."
     )
-    turn_cap = serializers.IntegerField(min_value=1, max_value=1000, required=False)
-    base = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    tongits = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    draw_won_challenged = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    per_ace = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    per_secret_set = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    burned_penalty = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-    draw_folded = serializers.IntegerField(
+    turn_cap = StrictIntegerField(min_value=1, max_value=1000, required=False)
+    base = StrictIntegerField(min_value=0, max_value=1000, required=False)
+    tongits = StrictIntegerField(min_value=0, max_value=1000, required=False)
+    draw_won_challenged = StrictIntegerField(min_value=0, max_value=1000, required=False)
+    per_ace = StrictIntegerField(min_value=0, max_value=1000, required=False)
+    per_secret_set = StrictIntegerField(min_value=0, max_value=1000, required=False)
+    burned_penalty = StrictIntegerField(min_value=0, max_value=1000, required=False)
+    draw_folded = StrictIntegerField(
         min_value=0,
         max_value=1000,
         required=False,
         allow_null=True,
         help_text="What a folder pays the winner of a challenged Draw; null: as the challengers.",
     )
-    stake = serializers.IntegerField(
+    stake = StrictIntegerField(
         min_value=1, max_value=1000, required=False, help_text="Multiplies every payout."
     )
 
@@ -117,7 +124,7 @@ class SeatInputSerializer(serializers.Serializer):
         help_text='"user": you (or the user named by username), "open": anyone may join, '
         '"bot": a bot of the given level.',
     )
-    username = serializers.CharField(
+    username = StrictCharField(
         max_length=150, required=False, help_text='With kind "user": seat this user now.'
     )
     level = serializers.ChoiceField(choices=BOT_LEVELS, required=False, default="normal")
@@ -125,7 +132,7 @@ class SeatInputSerializer(serializers.Serializer):
 
 class TableCreateInputSerializer(serializers.Serializer):
     rules = RulesField(required=False, default="standard")
-    rated = serializers.BooleanField(
+    rated = StrictBooleanField(
         required=False,
         default=True,
         help_text="Rated (default): the match changes ratings, and turn_seconds must be at "
@@ -138,7 +145,7 @@ class TableCreateInputSerializer(serializers.Serializer):
         max_length=3,
         help_text="Exactly three; default: you and two open seats.",
     )
-    buy_in = serializers.IntegerField(
+    buy_in = StrictIntegerField(
         required=False,
         default=0,
         min_value=0,
@@ -164,7 +171,7 @@ class InvitationInputSerializer(serializers.Serializer):
 
 
 class TableJoinInputSerializer(serializers.Serializer):
-    seat = serializers.IntegerField(
+    seat = StrictIntegerField(
         min_value=0,
         max_value=2,
         required=False,
@@ -173,7 +180,7 @@ class TableJoinInputSerializer(serializers.Serializer):
     )
 
 
-class TableListQuerySerializer(serializers.Serializer):
+class TableListQuerySerializer(QuerySerializer):
     status = serializers.ChoiceField(choices=Game.Status.values, default=Game.Status.WAITING)
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
@@ -219,19 +226,19 @@ class TableOutputSerializer(serializers.Serializer):
 
 class CommandInputSerializer(InputSerializer):
     command = CommandField()
-    expected_version = serializers.IntegerField(
+    expected_version = StrictIntegerField(
         min_value=0,
         max_value=MAX_VERSION,
         help_text="The version your view showed; 409 stale_version if the game moved on.",
     )
-    seat = serializers.IntegerField(
+    seat = StrictIntegerField(
         min_value=0,
         max_value=2,
         required=False,
         allow_null=True,
         help_text="Optional: the seat you act for (403 not_your_seat if it is not yours).",
     )
-    client_seed = serializers.RegexField(
+    client_seed = StrictRegexField(
         r"^[A-Za-z0-9_-]{1,64}$",
         required=False,
         help_text="Optional: your seed for the next deal's shuffle, recorded (a "
@@ -240,12 +247,12 @@ class CommandInputSerializer(InputSerializer):
 
 
 class SeedInputSerializer(serializers.Serializer):
-    client_seed = serializers.RegexField(
+    client_seed = StrictRegexField(
         r"^[A-Za-z0-9_-]{1,64}$",
         help_text="1 to 64 of A-Z a-z 0-9 _ -: mixed into the next deal's shuffle with the "
         "server's committed seed and the other seats' (docs/verifying.md).",
     )
-    expected_version = serializers.IntegerField(
+    expected_version = StrictIntegerField(
         min_value=0,
         max_value=MAX_VERSION,
         required=False,
@@ -253,14 +260,14 @@ class SeedInputSerializer(serializers.Serializer):
     )
 
 
-class EventsQuerySerializer(serializers.Serializer):
+class EventsQuerySerializer(QuerySerializer):
     after = serializers.IntegerField(
         min_value=0, max_value=MAX_VERSION, default=0, help_text="Events with seq > after."
     )
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=1000)
 
 
-class ReplayQuerySerializer(serializers.Serializer):
+class ReplayQuerySerializer(QuerySerializer):
     at = serializers.IntegerField(
         min_value=1,
         max_value=MAX_VERSION,

@@ -1,8 +1,11 @@
 """Schemathesis over the OpenAPI schema: generated requests, valid and invalid, to every operation.
 
-Bounded (a few examples per operation and mode) so the suite stays quick; the checks are that
-nothing answers 5xx, every answer's status and body are the ones the schema documents, and every
-error has the ``{"code", "detail"}`` shape.
+Bounded (``EXAMPLES`` per operation and mode, derandomised) so the suite stays quick; the checks
+are that nothing answers 5xx, every answer's status and body are the ones the schema documents,
+every error has the ``{"code", "detail"}`` shape, and a request the schema says is invalid is
+refused (``negative_data_rejection``: a number where a string is expected, ``rated: 0``, an
+empty query value, a card code with spaces...). Each example sends a session of its own, so
+the operations that end sessions (log-outs, a new password) leave the others authenticated.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    negative_data_rejection,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -33,13 +37,14 @@ from tests.api.test_schema import NEW_ACCOUNT_OPERATIONS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
 
-EXAMPLES = 8
+EXAMPLES = 12
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,
 ]
+NEGATIVE_CHECKS = [*CHECKS, negative_data_rejection]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +79,7 @@ def setup(user_factory, in_process_db):
     waiting = lobby.table_create(user=cy)
     _, token = session_create(user=me, device="fuzz")
     ids = [str(started.pk), str(waiting.pk), str(uuid.uuid4())]
-    return {"Authorization": f"Token {token}"}, ids
+    return {"Authorization": f"Token {token}"}, ids, me
 
 
 #: Server-Sent Event streams never end while their game runs: in-process WSGI would buffer them
@@ -91,9 +96,10 @@ def operations(schema):
     return sorted(ops, key=lambda op: (op.path.endswith(last), op.method.upper() == "DELETE"))
 
 
-def fuzz(operation, mode: GenerationMode, headers: dict, ids: list[str]):
+def fuzz(operation, mode: GenerationMode, headers: dict, ids: list[str], user):
     """A bounded Hypothesis test of one operation in one generation mode."""
     positive = mode == GenerationMode.POSITIVE
+    checks = CHECKS if positive else NEGATIVE_CHECKS
 
     @settings(
         max_examples=EXAMPLES,
@@ -109,8 +115,10 @@ def fuzz(operation, mode: GenerationMode, headers: dict, ids: list[str]):
     def run(case, game_id):
         if positive and "game_id" in (case.path_parameters or {}):
             case.path_parameters["game_id"] = game_id  # aim at real tables and games too
+        if "Authorization" in (case.headers or {}):  # a session of its own: log-outs end it
+            case.headers["Authorization"] = f"Token {session_create(user=user, device='fuzz')[1]}"
         response = case.call()
-        case.validate_response(response, checks=CHECKS)
+        case.validate_response(response, checks=checks)
         if response.status_code >= 400:
             body = response.json()
             assert isinstance(body.get("code"), str) and isinstance(body.get("detail"), str)
@@ -119,16 +127,73 @@ def fuzz(operation, mode: GenerationMode, headers: dict, ids: list[str]):
 
 
 def test_fuzz_every_operation(schema, setup):
-    headers, ids = setup
+    headers, ids, user = setup
     covered = {(op.path, op.method.lower()) for op in operations(schema)}
     assert {(path, method) for path, method, _ in NEW_ACCOUNT_OPERATIONS} <= covered
     tried = 0
+    failures = []  # every operation is fuzzed, and every one that fails is named at the end
     for operation in operations(schema):
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             try:
-                fuzz(operation, mode, headers, ids)()
+                fuzz(operation, mode, headers, ids, user)()
             except Unsatisfiable:  # nothing to make invalid (an operation without inputs)
                 assert mode == GenerationMode.NEGATIVE
                 continue
+            except (Exception, BaseExceptionGroup) as exc:  # schemathesis: a failure group
+                failures.append(
+                    f"{operation.method.upper()} {operation.path} ({mode.value}): {exc}"
+                )
             tried += 1
+    assert not failures, "\n\n".join(failures)
     assert tried >= 20
+
+
+def coverage_failures(schema, operation, mode: GenerationMode, ids: list[str], user) -> list[str]:
+    """Schemathesis' coverage phase for one operation: its deterministic cases (each boundary,
+    each type mutation of each field and parameter, each missing one), every one sent and
+    checked; a failure per distinct problem."""
+    positive = mode == GenerationMode.POSITIVE
+    checks = CHECKS if positive else NEGATIVE_CHECKS
+    config = schema.config.generation_for(operation=operation, phase="coverage")
+    cases = schema.iter_coverage_cases(operation, generation_modes=[mode], generation_config=config)
+    found: dict[str, str] = {}
+    for case in cases:
+        # Aim at the started game, so a body's mutations reach its validation (a game id that
+        # is not a UUID is the mutation itself: it stays).
+        if _is_uuid((case.path_parameters or {}).get("game_id")):
+            case.path_parameters["game_id"] = ids[0]
+        case.headers = {
+            **(case.headers or {}),
+            "Authorization": f"Token {session_create(user=user, device='fuzz')[1]}",
+        }
+        response = case.call()
+        try:
+            case.validate_response(response, checks=checks)
+            if response.status_code >= 400:
+                body = response.json()
+                assert isinstance(body.get("code"), str) and isinstance(body.get("detail"), str)
+        except (Exception, BaseExceptionGroup) as exc:  # schemathesis: a failure group
+            text = str(exc)
+            found.setdefault(text.split("\n", 3)[-1][:300], text)
+    where = f"{operation.method.upper()} {operation.path} {mode.value}"
+    return [f"{where}: {text}" for text in found.values()]
+
+
+def _is_uuid(value: object) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return value is not None
+
+
+def test_coverage_cases_of_every_operation(schema, setup):
+    """Every operation's coverage cases, valid and invalid, all of them: a number where a string
+    is expected, a boolean as 0, an empty query value, a card code with spaces, a command type
+    that is a list... are each refused with a documented 4xx, never accepted or a 500."""
+    _, ids, user = setup
+    failures = []
+    for operation in operations(schema):
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            failures += coverage_failures(schema, operation, mode, ids, user)
+    assert not failures, "\n\n".join(failures)
