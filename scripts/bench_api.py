@@ -4,8 +4,9 @@
     .venv/bin/python scripts/bench_api.py --tables 1,10,30 --seconds 20
     .venv/bin/python scripts/bench_api.py --tables 30 --rate 12     (paced: 12 commands/s a table)
     .venv/bin/python scripts/bench_api.py --target http://127.0.0.1:8000   (a stack you run)
-        (start that stack with TONGITS_RATE_READS= TONGITS_RATE_COMMANDS= TONGITS_RATE_REGISTER=
-        empty: the load is far faster than people play, and the throttles would refuse it)
+        (start that stack with TONGITS_THROTTLE_EXEMPT=127.0.0.1: the load is far faster than
+        people play, and the throttles would refuse it)
+    .venv/bin/python scripts/bench_api.py --no-throttles    (the rates off, to compare)
 
 Without ``--target`` it starts the stack as `make run` does (``python -m ops.stack``:
 web, worker, scheduler, beat) on a scratch database ``tongits_bench_api`` of the local PostgreSQL
@@ -18,6 +19,11 @@ worker deals. For N = 1, 10 and 30 tables it prints moves per second (commands a
 POST p50/p95/p99 and GET p50/p99, and, measured in the same run, the p50 of ``GET /api/v1/me``
 (an authenticated view that touches no game: the bare-Django baseline). Then it runs
 ``manage.py bench_moves`` on the same database: the service layer beside a raw psycopg append.
+
+The throttles run as shipped (counted, on the machine's shared table without ``CACHE_URL``);
+the load generator's address is in ``TONGITS_THROTTLE_EXEMPT``, so it is counted and never
+refused. Before the load it also counts the transactions PostgreSQL commits for 1,000
+``GET /api/v1/me`` of one token, beside the idle stack's own over the same time.
 
 A benchmark, not a test: it asserts nothing. Run it on a quiet machine.
 """
@@ -41,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "bench-passphrase-0192"
@@ -338,7 +345,9 @@ def run_load(
     )
 
 
-def start_stack(port: int, workers: str, env_db: str, broker: str) -> subprocess.Popen[bytes]:
+def start_stack(
+    port: int, workers: str, env_db: str, broker: str, throttles: bool = True
+) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.pop("DJANGO_DEBUG", None)
     if workers:
@@ -352,11 +361,11 @@ def start_stack(port: int, workers: str, env_db: str, broker: str) -> subprocess
         TONGITS_VAR_DIR=str(ROOT / "var" / "bench-api"),
         LOG_LEVEL="WARNING",
         # The load comes from one address and a few tokens far faster than people play: the
-        # throttles (docs/operations.md) would refuse it, so the benchmark turns them off.
-        TONGITS_RATE_READS="",
-        TONGITS_RATE_COMMANDS="",
-        TONGITS_RATE_REGISTER="",
+        # throttles count it as shipped, and never refuse the load generator's address.
+        TONGITS_THROTTLE_EXEMPT="127.0.0.1,::1",
     )
+    if not throttles:  # --no-throttles: the rates off, for the comparison
+        env.update(TONGITS_RATE_READS="", TONGITS_RATE_COMMANDS="", TONGITS_RATE_REGISTER="")
     log = (ROOT / "var").joinpath("bench-api.log")
     log.parent.mkdir(exist_ok=True)
     return subprocess.Popen(
@@ -393,6 +402,9 @@ def main() -> int:
     )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/11")
     parser.add_argument("--no-service-bench", action="store_true")
+    parser.add_argument(
+        "--no-throttles", action="store_true", help="turn the rates off (to compare with)"
+    )
     parser.add_argument("--procs", type=int, default=2, help="load generator processes")
     parser.add_argument(
         "--rate",
@@ -411,10 +423,14 @@ def main() -> int:
         )
         base = f"http://127.0.0.1:{free_port()}"
         port = int(base.rsplit(":", 1)[1])
-        proc = start_stack(port, args.web_workers, args.database_url, args.broker)
+        proc = start_stack(
+            port, args.web_workers, args.database_url, args.broker, not args.no_throttles
+        )
     try:
         wait_healthy(base)
         tag = f"{int(time.time()) % 100000}"
+        if not args.target:
+            reads_commits(base, args.database_url, tag)
         pace = f"at most {args.rate:g} commands/s per table" if args.rate else "flat out"
         print(f"target {base}; {args.seconds:.0f} s per load, {pace}; times in ms", flush=True)
         print(
@@ -435,6 +451,39 @@ def main() -> int:
             [sys.executable, "manage.py", "bench_moves", "--moves", "2000"], cwd=ROOT, env=env
         )
     return 0
+
+
+def _commits(database_url: str) -> int:
+    url = urllib.parse.urlsplit(database_url)
+    dsn = dict(host=url.hostname, port=url.port or 5432, user=url.username or "postgres")
+    with psycopg.connect(**dsn, dbname=url.path.lstrip("/"), autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        return int(conn.execute(STAT_COMMITS).fetchone()[0])
+
+
+STAT_COMMITS = "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+
+
+def reads_commits(base: str, database_url: str, tag: str, reads: int = 1000) -> None:
+    """PostgreSQL's committed transactions for ``reads`` GET /me of one token, beside the idle
+    stack's over the same time (its scheduler, sweeper and workers poll)."""
+    client = Client(base, register(base, f"r{tag}"))
+    time.sleep(2.0)  # backends flush their statistics about every second
+    before = _commits(database_url)
+    started = time.monotonic()
+    for _ in range(reads):
+        assert client.call("GET", "/api/v1/me")[0] == 200
+    took = time.monotonic() - started
+    time.sleep(2.0)
+    during = _commits(database_url) - before
+    before = _commits(database_url)
+    time.sleep(took + 2.0)
+    idle = _commits(database_url) - before
+    print(
+        f"{reads} GET /me of one token in {took:.1f} s: {during} transactions committed, "
+        f"{idle} by the idle stack in as long ({during - idle} for the reads)",
+        flush=True,
+    )
 
 
 _DROP_DB = """

@@ -279,8 +279,9 @@ PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's settin
 TONGITS_NAME_CACHE_SECONDS = env_float("TONGITS_NAME_CACHE_SECONDS", 10.0)
 # --- Throttling (ops.throttling, accounts.login_throttle) ---------------------------
 
-# The cache every web process counts in: Redis when CACHE_URL names one (redis://...), else
-# Django's database cache in the table "tongits_cache" (a migration creates it).
+# The cache the throttles share: Redis when CACHE_URL names one (redis://...), which counts
+# across machines; else Django's database cache in the table "tongits_cache" (a migration
+# creates it) for failed log-ins' blocks, and the counts in the machine's shared memory.
 CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -295,6 +296,10 @@ CACHES = {
         }
     ),
 }
+# Without Redis the counts live in memory the machine's web processes share, in this file.
+TONGITS_THROTTLE_COUNTS_FILE = Path(
+    os.environ.get("TONGITS_THROTTLE_COUNTS_FILE") or VAR_DIR / "throttle-counts"
+)
 # Rates: "<n>/<period>", period s, m, h or d, optionally with a multiple ("5/15m"); "" is off.
 TONGITS_THROTTLE_RATES = {
     "reads": os.environ.get("TONGITS_RATE_READS", "1200/m"),  # per token (address without)
@@ -303,6 +308,8 @@ TONGITS_THROTTLE_RATES = {
     # per client address: each request may send a mail
     "password_reset": os.environ.get("TONGITS_RATE_PASSWORD_RESET", "10/h"),
 }
+# Client addresses the throttles count but never refuse (a load generator, an internal client).
+TONGITS_THROTTLE_EXEMPT = frozenset(env_list("TONGITS_THROTTLE_EXEMPT", ""))
 # Failed log-ins: blocked from the Nth failure in a window, for BACKOFF s doubling per failure.
 TONGITS_LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("TONGITS_LOGIN_FAILURES_PER_ACCOUNT", "5"))
 TONGITS_LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("TONGITS_LOGIN_FAILURES_PER_ADDRESS", "20"))

@@ -7,11 +7,9 @@ test ever straddles a window's boundary."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 
 import pytest
 from django.contrib.auth.hashers import MD5PasswordHasher
-from django.utils import timezone
 
 from accounts import login_throttle
 from tests.api.games_support import TABLES, assert_error, game_url
@@ -221,9 +219,12 @@ DB_CACHE = {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION"
 
 
 @pytest.fixture
-def database_counts(settings):
-    """The throttle cache without CACHE_URL: counts in ``ops.Counter``."""
+def database_counts(settings, tmp_path):
+    """No CACHE_URL: the counts in the machine's shared table (``ops.tally``), in a file of
+    this test's own."""
     settings.CACHES = {**settings.CACHES, "throttle": DB_CACHE}
+    settings.TONGITS_THROTTLE_COUNTS_FILE = tmp_path / "throttle-counts"
+    return settings.TONGITS_THROTTLE_COUNTS_FILE
 
 
 def test_a_good_log_in_clears_the_database_counts(
@@ -238,17 +239,11 @@ def test_a_good_log_in_clears_the_database_counts(
     assert login(api_client, user.username, DEFAULT_PASSWORD).status_code == 200
 
 
-@pytest.mark.django_db(transaction=True)
-def test_database_counts_from_many_threads_add_up(database_counts):
-    from django.db import connection
-
+def test_machine_counts_from_many_threads_add_up(database_counts):
     from ops import throttling
 
     def count(n: int) -> list[int]:
-        try:
-            return [throttling.bump("t:race", 60) for _ in range(n)]
-        finally:
-            connection.close()
+        return [throttling.bump("t:race", 60) for _ in range(n)]
 
     with ThreadPoolExecutor(8) as pool:
         seen = [v for values in pool.map(count, [25] * 8) for v in values]
@@ -256,19 +251,63 @@ def test_database_counts_from_many_threads_add_up(database_counts):
     assert throttling.bump("t:race", 60) == 201
 
 
-def test_a_database_count_starts_again_after_its_window(database_counts, monkeypatch):
-    from ops import throttling
-    from ops.models import Counter
+def _count_in_a_process(path: str, n: int, queue) -> None:
+    from pathlib import Path
 
-    assert [throttling.bump("t:w", 60) for _ in range(3)] == [1, 2, 3]
-    Counter.objects.filter(key="t:w").update(expires=timezone.now() - timedelta(seconds=1))
-    assert throttling.bump("t:w", 60) == 1
-    # Expired counters are deleted as counts come.
-    Counter.objects.create(key="t:old", value=7, expires=timezone.now() - timedelta(hours=1))
-    monkeypatch.setattr(throttling, "PURGE_EVERY", 1)
-    throttling.bump("t:w", 60)
-    assert not Counter.objects.filter(key="t:old").exists()
-    assert Counter.objects.get(key="t:w").value == 2
+    from ops.tally import tally
+
+    table = tally(Path(path))
+    queue.put([table.add("t:processes", 60) for _ in range(n)])
+
+
+def test_machine_counts_add_up_across_processes(database_counts):
+    """Four processes (as gunicorn's web workers are) counting one key at once: every count is
+    seen once, so a limit holds across the machine's web processes."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [
+        context.Process(target=_count_in_a_process, args=(str(database_counts), 250, queue))
+        for _ in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    seen = sorted(v for _ in workers for v in queue.get(timeout=60))
+    for worker in workers:
+        worker.join(30)
+        assert worker.exitcode == 0
+    assert seen == list(range(1, 1001))
+
+
+def test_a_machine_count_starts_again_after_its_window(database_counts):
+    from ops.tally import tally
+
+    table = tally(database_counts)
+    assert [table.add("t:w", 60, now=1000.0) for _ in range(3)] == [1, 2, 3]
+    assert table.add("t:w", 60, now=1061.0) == 1  # the window has passed
+    table.forget(["t:w"], now=1062.0)
+    assert table.add("t:w", 60, now=1063.0) == 1
+
+
+def test_a_read_costs_the_database_nothing_with_machine_counts(auth_client, database_counts):
+    """Without Redis, 300 reads of one token make no statement for their throttle (the token's
+    look-up is remembered a second; the counts are the machine's)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    assert auth_client.get("/api/v1/me").status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        for _ in range(300):
+            assert auth_client.get("/api/v1/me").status_code == 200
+    assert len(queries) <= 3, [q["sql"][:80] for q in queries.captured_queries]
+
+
+def test_the_read_limit_holds_with_machine_counts(auth_client, database_counts, settings):
+    settings.TONGITS_THROTTLE_RATES = {**settings.TONGITS_THROTTLE_RATES, "reads": "5/m"}
+    for _ in range(5):
+        assert auth_client.get("/api/v1/me").status_code == 200
+    assert_throttled(auth_client.get("/api/v1/me"))
 
 
 def test_every_operation_documents_429():

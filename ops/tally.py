@@ -1,0 +1,133 @@
+"""Throttle counts kept in memory the machine's web processes share: no database round trip, no
+commit, exact across the processes of one machine.
+
+Without Redis (``CACHE_URL`` unset: ``make run``'s embedded default), a throttle's fixed-window
+counter is a slot of a small file-backed table that every web process maps
+(``TONGITS_THROTTLE_COUNTS_FILE``, in the var directory). A count is a few memory reads and writes
+under two locks: a thread lock for the process's threads, ``flock`` on the file for the other
+processes. So the limits hold across the web processes of the machine, and a request costs the
+database nothing. Several machines share limits through Redis instead (``CACHE_URL``, as
+compose sets it). The counts are not durable: a restart of every web process starts them again.
+
+The table is open-addressed: each slot holds a key's 64-bit hash, when its window ends and its
+count. A slot whose window has passed is free again; when the probe finds neither the key nor a
+free slot, the slot nearest its end is taken over (a count lost early, never one of another key
+added up).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import mmap
+import os
+import struct
+import threading
+import time
+from pathlib import Path
+
+SLOTS = 8192
+PROBES = 32
+_SLOT = struct.Struct("<Qdq")  # key hash, window end (epoch seconds), count
+SIZE = SLOTS * _SLOT.size
+
+
+def _hash(key: str) -> int:
+    value = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+    return value or 1  # 0 marks an empty slot
+
+
+class Tally:
+    """The shared table of one file; one per process (``tally()``)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(fd).st_size < SIZE:
+                os.ftruncate(fd, SIZE)
+            self._map = mmap.mmap(fd, SIZE)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        self._threads = threading.Lock()
+        self.path = path
+
+    def _locked(self):
+        return _Both(self._threads, self._fd)
+
+    def _find(self, digest: int, now: float) -> tuple[int, bool]:
+        """The slot of ``digest`` (True) or the one to take for it (False)."""
+        start = digest % SLOTS
+        victim, victim_end = start, float("inf")
+        for step in range(PROBES):
+            slot = (start + step) % SLOTS
+            held, ends, _ = _SLOT.unpack_from(self._map, slot * _SLOT.size)
+            if held == digest and ends > now:
+                return slot, True
+            if held == 0 or ends <= now:
+                return slot, False
+            if ends < victim_end:
+                victim, victim_end = slot, ends
+        return victim, False
+
+    def add(self, key: str, ttl: float, now: float | None = None) -> int:
+        """Count one more for ``key`` (its window lasting ``ttl`` seconds from its first count);
+        the count, this one included."""
+        now = time.time() if now is None else now
+        digest = _hash(key)
+        with self._locked():
+            slot, found = self._find(digest, now)
+            offset = slot * _SLOT.size
+            if found:
+                _, ends, count = _SLOT.unpack_from(self._map, offset)
+                count += 1
+            else:
+                ends, count = now + ttl, 1
+            _SLOT.pack_into(self._map, offset, digest, ends, count)
+            return count
+
+    def forget(self, keys: list[str], now: float | None = None) -> None:
+        """Drop these keys' counts."""
+        now = time.time() if now is None else now
+        with self._locked():
+            for key in keys:
+                slot, found = self._find(_hash(key), now)
+                if found:
+                    _SLOT.pack_into(self._map, slot * _SLOT.size, 0, 0.0, 0)
+
+
+class _Both:
+    def __init__(self, threads: threading.Lock, fd: int) -> None:
+        self._threads, self._fd = threads, fd
+
+    def __enter__(self) -> None:
+        self._threads.acquire()
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+
+
+_tallies: dict[tuple[int, Path], Tally] = {}
+_opening = threading.Lock()
+
+
+def tally(path: Path) -> Tally:
+    """This process's mapping of the table at ``path`` (opened on first use, and again in a
+    forked child: ``flock`` tells processes apart by their own open of the file)."""
+    key = (os.getpid(), path)
+    found = _tallies.get(key)
+    if found is None:
+        with _opening:
+            found = _tallies.get(key) or Tally(path)
+            _tallies[key] = found
+    return found
