@@ -3,16 +3,18 @@ commit, exact across the processes of one machine.
 
 Without Redis (``CACHE_URL`` unset: ``make run``'s embedded default), a throttle's fixed-window
 counter is a slot of a small file-backed table that every web process maps
-(``TONGITS_THROTTLE_COUNTS_FILE``, in the var directory). A count is a few memory reads and writes
-under two locks: a thread lock for the process's threads, ``flock`` on the file for the other
-processes. So the limits hold across the web processes of the machine, and a request costs the
-database nothing. Several machines share limits through Redis instead (``CACHE_URL``, as
-compose sets it). The counts are not durable: a restart of every web process starts them again.
+(``TONGITS_THROTTLE_COUNTS_FILE``, in the var directory). A count is a few memory reads and
+writes under two locks of its stripe of the table: a thread lock for the process's threads, a
+``lockf`` record lock on the file for the other processes. Keys of different stripes never wait
+on each other, so a process descheduled while it holds one stripe holds up only that stripe.
+So the limits hold across the web processes of the machine, and a request costs the database
+nothing. Several machines share limits through Redis instead (``CACHE_URL``, as compose sets
+it). The counts are not durable: a restart of every web process starts them again.
 
-The table is open-addressed: each slot holds a key's 64-bit hash, when its window ends and its
-count. A slot whose window has passed is free again; when the probe finds neither the key nor a
-free slot, the slot nearest its end is taken over (a count lost early, never one of another key
-added up).
+The table is 128 stripes of 64 open-addressed slots; a key lives in the stripe its hash names.
+Each slot holds a key's 64-bit hash, when its window ends and its count. A slot whose window has
+passed is free again; when the probe finds neither the key nor a free slot in its stripe, the
+slot nearest its end is taken over (a count lost early, never one of another key added up).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import threading
 import time
 from pathlib import Path
 
-SLOTS = 8192
-PROBES = 32
+STRIPES = 128
+STRIPE_SLOTS = 64
+SLOTS = STRIPES * STRIPE_SLOTS
 _SLOT = struct.Struct("<Qdq")  # key hash, window end (epoch seconds), count
 SIZE = SLOTS * _SLOT.size
 
@@ -51,18 +54,19 @@ class Tally:
             os.close(fd)
             raise
         self._fd = fd
-        self._threads = threading.Lock()
+        self._threads = [threading.Lock() for _ in range(STRIPES)]
         self.path = path
 
-    def _locked(self):
-        return _Both(self._threads, self._fd)
+    def _locked(self, stripe: int) -> _Stripe:
+        return _Stripe(self._threads[stripe], self._fd, stripe)
 
     def _find(self, digest: int, now: float) -> tuple[int, bool]:
-        """The slot of ``digest`` (True) or the one to take for it (False)."""
-        start = digest % SLOTS
-        victim, victim_end = start, float("inf")
-        for step in range(PROBES):
-            slot = (start + step) % SLOTS
+        """The slot of ``digest`` (True) or the one to take for it (False), in its stripe."""
+        stripe, home = divmod(digest % SLOTS, STRIPE_SLOTS)
+        first = stripe * STRIPE_SLOTS
+        victim, victim_end = first + home, float("inf")
+        for step in range(STRIPE_SLOTS):
+            slot = first + (home + step) % STRIPE_SLOTS
             held, ends, _ = _SLOT.unpack_from(self._map, slot * _SLOT.size)
             if held == digest and ends > now:
                 return slot, True
@@ -77,7 +81,7 @@ class Tally:
         the count, this one included."""
         now = time.time() if now is None else now
         digest = _hash(key)
-        with self._locked():
+        with self._locked(digest % SLOTS // STRIPE_SLOTS):
             slot, found = self._find(digest, now)
             offset = slot * _SLOT.size
             if found:
@@ -91,28 +95,31 @@ class Tally:
     def forget(self, keys: list[str], now: float | None = None) -> None:
         """Drop these keys' counts."""
         now = time.time() if now is None else now
-        with self._locked():
-            for key in keys:
-                slot, found = self._find(_hash(key), now)
+        for key in keys:
+            digest = _hash(key)
+            with self._locked(digest % SLOTS // STRIPE_SLOTS):
+                slot, found = self._find(digest, now)
                 if found:
                     _SLOT.pack_into(self._map, slot * _SLOT.size, 0, 0.0, 0)
 
 
-class _Both:
-    def __init__(self, threads: threading.Lock, fd: int) -> None:
-        self._threads, self._fd = threads, fd
+class _Stripe:
+    """A stripe's thread lock, then its record lock (one byte of the file per stripe)."""
+
+    def __init__(self, threads: threading.Lock, fd: int, stripe: int) -> None:
+        self._threads, self._fd, self._stripe = threads, fd, stripe
 
     def __enter__(self) -> None:
         self._threads.acquire()
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            fcntl.lockf(self._fd, fcntl.LOCK_EX, 1, self._stripe)
         except BaseException:
             self._threads.release()
             raise
 
     def __exit__(self, *exc: object) -> None:
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            fcntl.lockf(self._fd, fcntl.LOCK_UN, 1, self._stripe)
         finally:
             self._threads.release()
 
@@ -123,7 +130,7 @@ _opening = threading.Lock()
 
 def tally(path: Path) -> Tally:
     """This process's mapping of the table at ``path`` (opened on first use, and again in a
-    forked child: ``flock`` tells processes apart by their own open of the file)."""
+    forked child, whose record locks are its own)."""
     key = (os.getpid(), path)
     found = _tallies.get(key)
     if found is None:
