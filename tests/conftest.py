@@ -24,10 +24,14 @@ never to a developer's or CI's broker: transactional tests queue follow-ups on c
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -43,6 +47,17 @@ TEST_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:63
 # The throttles' shared cache (ops.throttling): a Redis database of its own, emptied
 # before each test so that no test inherits another's counts.
 TEST_CACHE_URL = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/8")
+
+# Runtime files of the tests and of the servers and workers they start (seal key, throttle
+# counts) go to a directory of their own, never the checkout's var/.
+TEST_VAR_DIR = Path(tempfile.mkdtemp(prefix="tongits-tests-"))
+atexit.register(shutil.rmtree, TEST_VAR_DIR, ignore_errors=True)
+os.environ["TONGITS_VAR_DIR"] = str(TEST_VAR_DIR)
+os.environ.pop("TONGITS_SEAL_KEY_FILE", None)
+settings.VAR_DIR = TEST_VAR_DIR
+settings.TONGITS_SEAL_KEY_FILE = TEST_VAR_DIR / "seal-ed25519.key"
+settings.TONGITS_THROTTLE_COUNTS_FILE = TEST_VAR_DIR / "throttle-counts"
+settings.CELERY_BEAT_SCHEDULE_FILENAME = str(TEST_VAR_DIR / "celerybeat-schedule")
 
 # Before anything connects: the app's connection pool is made on first use.
 celery_app.conf.broker_url = TEST_BROKER_URL

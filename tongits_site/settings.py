@@ -270,7 +270,7 @@ globals().update(email_settings(EMAIL_URL))
 # The password-reset mail links here: {uid} and {token} are filled in.
 TONGITS_PASSWORD_RESET_URL = (
     os.environ.get("TONGITS_PASSWORD_RESET_URL")
-    or "http://localhost:8000/#/reset?uid={uid}&token={token}"
+    or f"http://localhost:{os.environ.get('PORT') or 8000}/#/reset?uid={{uid}}&token={{token}}"
 )
 PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's setting)
 
