@@ -6,10 +6,12 @@
 2. resolve the sender to a seat and an actor (``user:<id>``, ``bot:<level>``, ``system``);
 3. check the expected version, then ask the rules core (the ``step``: ``decide``, ``time_out``,
    ``deal``, ``new_game``) for the events, and fold them onto the snapshot;
-4. deal at once where the table deals without waiting (after ``game_started``; after a round
-   when ``TONGITS_NEXT_ROUND_DELAY_SECONDS`` is negative);
-5. compute the head's projection (status, phase, awaiting, turn deadline, ``due_at``: when the
-   server owes the table work) and, if the caller handed in a presenter, the answer's body;
+4. add what the server owes at once (``games.rules.moves_at_once``): the next deal where the
+   table deals without waiting (after ``game_started`` without a seed window; after a round
+   with ``TONGITS_DEAL_INLINE``), then a resigned seat's moves;
+5. compute the head's projection (``games.projection``: status, phase, awaiting, turn
+   deadline, ``due_at``, when the server owes the table work) and, if the caller handed in a
+   presenter, the answer's body;
 6. ``store.write``: the events, the head and the idempotent reply in one conditional statement.
 
 Follow-ups are not queued here: ``due_at`` on the head is the schedule, which
@@ -26,7 +28,7 @@ import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import orjson
@@ -34,7 +36,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from games import seal, store
+from games import projection, seal, store
 from games.errors import (
     IdempotencyKeyReused,
     NotAPlayer,
@@ -42,7 +44,6 @@ from games.errors import (
     NotYourSeat,
     StaleVersion,
 )
-from games.models import Game
 from games.rules import (
     Event,
     GameState,
@@ -50,7 +51,7 @@ from games.rules import (
     event_to_dict,
     evolve,
     hidden_from_some,
-    play_resigned,
+    moves_at_once,
     state_to_dict,
 )
 
@@ -127,92 +128,14 @@ def resolve(state: GameState | None, sender: Sender) -> Actor:
 # ---------------------------------------------------------------- what the head shows
 
 
-def turn_key(state: GameState | None) -> tuple | None:
-    """Changes exactly when a new turn (or a new Draw answer) starts: the deadline restarts."""
-    if state is None or not state.in_round:
-        return None
-    return (state.round, state.turns, state.turn, state.phase == "draw_call", len(state.answers))
-
-
-def awaiting(state: GameState, settled: bool) -> str:
-    """What the table waits for next; the server owes the work for bot, deal and settle."""
-    if state.in_round:
-        seat = state.seats[state.turn] if 0 <= state.turn < len(state.seats) else {}
-        return Game.Awaiting.BOT if seat.get("kind") == "bot" else Game.Awaiting.USER
-    if state.phase in ("dealing", "round_over"):
-        return Game.Awaiting.DEAL
-    if state.phase == "match_over" and not settled:
-        return Game.Awaiting.SETTLE
-    return Game.Awaiting.NONE
-
-
-#: What the server owes a table, by ``awaiting`` (a person's turn is not in it).
-SERVER_WORK = (Game.Awaiting.BOT, Game.Awaiting.DEAL, Game.Awaiting.SETTLE)
-
-
-def server_delay(kind: str, phase: str | None = None) -> float:
-    """How long the server waits before doing the ``kind`` of work a table awaits (the first
-    deal, in phase ``dealing``, has a delay of its own)."""
-    delays = {
-        Game.Awaiting.BOT: settings.TONGITS_BOT_DELAY_SECONDS,
-        Game.Awaiting.DEAL: settings.TONGITS_FIRST_DEAL_DELAY_SECONDS
-        if phase == "dealing"
-        else settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
-    }
-    return max(0.0, delays.get(kind, 0.0))
-
-
-def server_work_due(
-    kind: str, turn_deadline: datetime | None, now: datetime, phase: str | None = None
-) -> datetime | None:
-    """When the scheduler should act on the table: its bot move, deal or settlement, or the
-    turn deadline, whichever comes first; None when only a person can move it on."""
-    due = [turn_deadline] if turn_deadline is not None else []
-    if kind in SERVER_WORK:
-        due.append(now + timedelta(seconds=server_delay(kind, phase)))
-    return min(due) if due else None
-
-
-def project(
-    head: store.Head, before: GameState | None, after: GameState, now: datetime
-) -> dict[str, Any]:
-    """The head's projection columns after an append (``store.COLUMNS``)."""
-    finished = after.phase == "match_over"
-    if after.phase == "aborted":  # called off: no result; buy-ins at stake are refunded
-        refund = after.buy_in > 0 and head.settled_at is None
-        return {
-            "status": Game.Status.ABORTED,
-            "phase": after.phase,
-            "round": after.round,
-            "current_seat": None,
-            "turn_deadline": None,
-            "winner_seat": None,
-            "awaiting": Game.Awaiting.SETTLE if refund else Game.Awaiting.NONE,
-            "due_at": now if refund else None,
-            "started_at": head.started_at or now,
-            "finished_at": head.finished_at or now,
-        }
-    kind = awaiting(after, head.settled_at is not None)
-    key = turn_key(after)
-    seconds = after.rules.turn_seconds
-    if key is None or not seconds:
-        deadline = None
-    elif key != turn_key(before) or head.turn_deadline is None:
-        deadline = now + timedelta(seconds=seconds)
-    else:
-        deadline = head.turn_deadline
-    return {
-        "status": Game.Status.FINISHED if finished else Game.Status.ACTIVE,
-        "phase": after.phase,
-        "round": after.round,
-        "current_seat": after.turn if after.turn >= 0 else None,
-        "turn_deadline": deadline,
-        "winner_seat": after.match_winner if finished else None,
-        "awaiting": kind,
-        "due_at": server_work_due(kind, deadline, now, after.phase),
-        "started_at": head.started_at or now,
-        "finished_at": (head.finished_at or now) if finished else None,
-    }
+def timing() -> projection.Timing:
+    """The server's pace, from settings (``games.projection`` decides with it)."""
+    return projection.Timing(
+        bot_delay=settings.TONGITS_BOT_DELAY_SECONDS,
+        next_round_delay=settings.TONGITS_NEXT_ROUND_DELAY_SECONDS,
+        seed_window=settings.TONGITS_SEED_WINDOW_SECONDS,
+        deal_inline=settings.TONGITS_DEAL_INLINE,
+    )
 
 
 # ---------------------------------------------------------------- the door
@@ -248,12 +171,6 @@ class Written:
 
 Step = Callable[[GameState | None, Actor], list[Event]]
 Presenter = Callable[[Written], dict[str, Any]]
-
-
-def _deals_at_once(state: GameState) -> bool:
-    if state.phase == "dealing":  # right after game_started: a seed window, if one is set
-        return settings.TONGITS_FIRST_DEAL_DELAY_SECONDS < 0
-    return state.phase == "round_over" and settings.TONGITS_NEXT_ROUND_DELAY_SECONDS < 0
 
 
 def _replayed(head: store.Head, game_id: uuid.UUID, idem: Idempotency) -> Written:
@@ -325,22 +242,23 @@ def execute(
     for data in events:
         state = evolve(state, data)
     batches.append((actor.label, events))
-    if state is not None and _deals_at_once(state):
-        dealt = with_server_secrets(
-            event_to_dict(deal(state, rng or random.SystemRandom(), str(head.game_id)))
-        )
-        state = evolve(state, dealt)
-        batches.append((SYSTEM_ACTOR, [dealt]))
     assert state is not None, "a step must return at least one event"
-    if state.resigned and state.in_round and state.turn in state.resigned:
-        # A resigned seat is played at once whenever it is to act (RULES.md "Time").
-        played = [with_server_secrets(event_to_dict(e)) for e in play_resigned(state)]
-        for data in played:
-            state = evolve(state, data)
-        batches.append((SYSTEM_ACTOR, played))
+    pace = timing()
+    dealer = None
+    if projection.deals_now(state, pace):
+        dealer = partial(deal, rng=rng or random.SystemRandom(), game_id=str(head.game_id))
+    # The next deal where the table deals at once, then a resigned seat's moves (the rules').
+    owed = [with_server_secrets(event_to_dict(e)) for e in moves_at_once(state, dealer)]
+    for data in owed:
+        state = evolve(state, data)
+    if owed:
+        batches.append((SYSTEM_ACTOR, owed))
 
     rows = store.chain(head, batches, now)
-    columns = project(head, before, state, now)
+    facts = projection.Before(
+        head.settled_at, head.turn_deadline, head.started_at, head.finished_at
+    )
+    columns = projection.project(facts, before, state, now, pace)
     written = Written(head.game_id, state.version, rows, state, columns, actor.seat)
     body = present(written) if present is not None else None
     reply = None

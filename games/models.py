@@ -20,25 +20,27 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from games import projection
+
 
 class Game(models.Model):
     """One table of three seats playing one match; the row every append locks."""
 
     class Status(models.TextChoices):
-        WAITING = "waiting", "waiting for players"
-        ACTIVE = "active", "being played"
-        FINISHED = "finished", "match over"
-        ABANDONED = "abandoned", "abandoned before the start"
-        ABORTED = "aborted", "called off unfinished (no result)"
+        WAITING = projection.STATUS_WAITING, "waiting for players"
+        ACTIVE = projection.STATUS_ACTIVE, "being played"
+        FINISHED = projection.STATUS_FINISHED, "match over"
+        ABANDONED = projection.STATUS_ABANDONED, "abandoned before the start"
+        ABORTED = projection.STATUS_ABORTED, "called off unfinished (no result)"
 
     class Awaiting(models.TextChoices):
         """What the table waits for; the server owes the work for every value but user/none."""
 
-        NONE = "", "nothing (waiting for players, or settled)"
-        USER = "user", "a user seat to act or answer"
-        BOT = "bot", "a bot seat to act or answer"
-        DEAL = "deal", "the next deal"
-        SETTLE = "settle", "the settlement of the finished match"
+        NONE = projection.AWAITING_NONE, "nothing (waiting for players, or settled)"
+        USER = projection.AWAITING_USER, "a user seat to act or answer"
+        BOT = projection.AWAITING_BOT, "a bot seat to act or answer"
+        DEAL = projection.AWAITING_DEAL, "the next deal"
+        SETTLE = projection.AWAITING_SETTLE, "the settlement of the finished match"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.WAITING)

@@ -1,6 +1,6 @@
 """The server's own work on tables: one scheduler loop, and the sweeper as its safety net.
 
-Every write sets the game's ``due_at`` (``games.application.project``): when the server owes the
+Every write sets the game's ``due_at`` (``games.projection.project``): when the server owes the
 table work, that is its bot move, its next deal, its settlement, or the turn deadline, whichever
 comes first. Nothing is published per move. The scheduler asks one indexed question,
 
@@ -40,8 +40,9 @@ from django.db import connection
 from django.utils import timezone
 
 from games import selectors
-from games.application import SERVER_WORK, server_delay
+from games.application import timing
 from games.models import Game
+from games.projection import SERVER_WORK, server_delay
 from ops.models import Heartbeat
 
 logger = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
 
     queue(EXPIRE_TURN, selectors.overdue_turns(before=now - grace, limit=BATCH))
     for awaiting in SERVER_WORK:
-        before = now - grace - timedelta(seconds=server_delay(awaiting))
+        before = now - grace - timedelta(seconds=server_delay(awaiting, timing()))
         found = selectors.tables_awaiting(awaiting, before=before, limit=BATCH)
         queue(_BY_AWAITING[awaiting], found)
     idle = now - timedelta(seconds=settings.TONGITS_ABORT_IDLE_SECONDS)

@@ -18,10 +18,11 @@ from django.utils import timezone
 
 from chips import selectors as chips_selectors
 from games import seal, stakes, store, verify
-from games.application import SERVER_WORK, seat_of_user
+from games.application import seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
 from games.players import display_name, present_seats, upcast_event
+from games.projection import SERVER_WORK
 from games.rules import (
     GameState,
     deck_commitment,

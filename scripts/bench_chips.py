@@ -75,7 +75,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     settings.ALLOWED_HOSTS = ["*"]
     settings.TONGITS_BOT_DELAY_SECONDS = 0.0
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     user_model = get_user_model()
     tag = f"{os.getpid()}-{int(time.time())}"
 

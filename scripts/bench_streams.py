@@ -290,7 +290,7 @@ def main() -> int:
     database_url, server_params = scratch_database()
     os.environ["DATABASE_URL"] = database_url
     os.environ["CELERY_BROKER_URL"] = "memory://"  # nothing to queue: no bots, deals inline
-    os.environ["TONGITS_NEXT_ROUND_DELAY_SECONDS"] = "-1"
+    os.environ["TONGITS_DEAL_INLINE"] = "1"
     proc = None
     try:
         tables = setup_tables(args.tables)

@@ -131,7 +131,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
 def game_timing(settings) -> None:
     """Tests without a worker: bots at once, and the next deal inside the command's append."""
     settings.TONGITS_BOT_DELAY_SECONDS = 0.0
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
 
 
 @pytest.fixture(autouse=True)

@@ -14,10 +14,10 @@ Variables (defaults suit a developer machine; production must set the first thre
     LOG_LEVEL              INFO
     TONGITS_VAR_DIR        runtime files: static files, beat schedule, embedded PostgreSQL (var/)
     TONGITS_BOT_DELAY_SECONDS         pause before a bot moves, so people can follow (0.8)
-    TONGITS_NEXT_ROUND_DELAY_SECONDS  pause between a round's end and the next deal (3; a
-                                      negative value deals at once, without a task)
-    TONGITS_FIRST_DEAL_DELAY_SECONDS  wait between game_started and the first deal, a window
-                                      for round 1's client seeds (-1: in the start's write)
+    TONGITS_NEXT_ROUND_DELAY_SECONDS  pause between a round's end and the next deal (3)
+    TONGITS_DEAL_INLINE               deal the next round inside the write that ends a round
+    TONGITS_SEED_WINDOW_SECONDS       wait between game_started and the first deal, a window
+                                      for round 1's client seeds (0: in the start's write)
     TONGITS_SWEEP_INTERVAL_SECONDS    period of the beat task that re-queues lost work (10)
 
 `python -m ops.stack` (`make run`) fills in DATABASE_URL and CELERY_BROKER_URL with an
@@ -357,11 +357,14 @@ CELERY_DB_REUSE_MAX = 500
 # --- Game timing (seconds; tests set the delays to 0) -----------------------------------------
 
 TONGITS_BOT_DELAY_SECONDS = env_float("TONGITS_BOT_DELAY_SECONDS", 0.8)
-TONGITS_NEXT_ROUND_DELAY_SECONDS = env_float("TONGITS_NEXT_ROUND_DELAY_SECONDS", 3.0)
-# The first deal: negative (the default) deals it in the start's own write; 0 or more leaves the
-# table that long in "dealing" after game_started, a window for the seats' client seeds of
-# round 1 (docs/verifying.md, section 9).
-TONGITS_FIRST_DEAL_DELAY_SECONDS = env_float("TONGITS_FIRST_DEAL_DELAY_SECONDS", -1.0)
+TONGITS_NEXT_ROUND_DELAY_SECONDS = max(0.0, env_float("TONGITS_NEXT_ROUND_DELAY_SECONDS", 3.0))
+# On: the next round is dealt inside the write that ends a round (no task, no pause), for a
+# stack without a worker; the worker-less API tests run so.
+TONGITS_DEAL_INLINE = env_bool("TONGITS_DEAL_INLINE", False)
+# 0 (the default): the first deal is made in the start's own write. More: the table waits that
+# long in "dealing" after game_started, a window for the seats' client seeds of round 1
+# (docs/verifying.md, section 9).
+TONGITS_SEED_WINDOW_SECONDS = max(0.0, env_float("TONGITS_SEED_WINDOW_SECONDS", 0.0))
 TONGITS_SWEEP_INTERVAL_SECONDS = env_float("TONGITS_SWEEP_INTERVAL_SECONDS", 10.0)
 # A table counts as left behind once its work is this much later than due (not an env setting).
 TONGITS_SWEEP_GRACE_SECONDS = 5.0

@@ -21,10 +21,10 @@ from django.utils import timezone
 
 from core.errors import Invalid
 from games import selectors, store
-from games.application import turn_key
 from games.errors import NotStarted
 from games.live.models import StreamTicket
 from games.models import Event, Game, Seat
+from games.projection import turn_key
 from games.rules import IN_ROUND_PHASES, GameState
 
 TICKET_SECONDS = 60

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from . import scoring
@@ -359,6 +360,22 @@ def resign(state: GameState, seat: int) -> list[Event]:
         raise IllegalMove("already_resigned", "this seat has already resigned")
     first = Resigned(seat)
     return [first, *play_resigned(evolve(state, first))]
+
+
+def moves_at_once(
+    state: GameState, deal: Callable[[GameState], Event] | None = None
+) -> list[Event]:
+    """What the server writes with any write that reaches ``state``, before anyone may act: the
+    next deal, when the table deals at once (``deal`` makes it: the server's policy, not a
+    rule), then the moves of a resigned seat to act (RULES.md "Time"). The write door appends
+    them; the verifier expects them."""
+    events: list[Event] = []
+    s = state
+    if deal is not None and s.phase in (DEALING, ROUND_OVER):
+        dealt = deal(s)
+        events.append(dealt)
+        s = evolve(s, dealt)
+    return events + play_resigned(s)
 
 
 def play_resigned(state: GameState) -> list[Event]:

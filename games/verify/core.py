@@ -34,8 +34,8 @@ from games.rules import (
     event_from_dict,
     event_to_dict,
     evolve,
+    moves_at_once,
     next_dealer,
-    play_resigned,
     resign,
     seeded_deck,
     set_client_seed,
@@ -305,14 +305,10 @@ def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
             state = dealt
             i += 1
             continue
-        if (
-            rec.actor == SYSTEM_ACTOR
-            and kind not in SYSTEM_STEPS
-            and state.in_round
-            and (state.turn in state.resigned)
-        ):
+        owed = moves_at_once(state) if rec.actor == SYSTEM_ACTOR else []
+        if owed and kind not in SYSTEM_STEPS:
             # A resigned seat to act is played by the server at once (RULES.md "Time").
-            actor, expected = SYSTEM_ACTOR, play_resigned(state)
+            actor, expected = SYSTEM_ACTOR, owed
         elif kind in SYSTEM_STEPS:
             actor = SYSTEM_ACTOR
             if rec.actor != actor:

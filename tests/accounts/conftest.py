@@ -10,5 +10,5 @@ def fast_password_hashing(settings):
 @pytest.fixture(autouse=True)
 def deal_at_once(settings):
     """No worker here: the next round is dealt inside the command's transaction."""
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     settings.TONGITS_BOT_DELAY_SECONDS = 0.0

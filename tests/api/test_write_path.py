@@ -66,7 +66,7 @@ def assert_move_queries(sql: list[str]) -> None:
 
 
 def test_a_move_over_http_is_auth_plus_two_round_trips(players, settings):
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     assert_move_queries(timed_move(players, game_id))
     assert_move_queries(timed_move(players, game_id, HTTP_IDEMPOTENCY_KEY="k-1"))
@@ -77,7 +77,7 @@ def test_a_move_over_http_is_auth_plus_two_round_trips(players, settings):
 
 def test_a_long_games_move_costs_the_same_queries(players, settings):
     """No re-read or re-fold of the stream: the same statements at 300+ events as at 3."""
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     early = timed_move(players, game_id)
     while Game.objects.get(pk=game_id).version < 300:
@@ -114,7 +114,7 @@ def test_bot_and_time_out_writes_build_no_answer_and_make_two_round_trips(
 
 
 def test_the_snapshot_equals_a_fold_after_every_move(players, settings):
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "house", "wins_to_match": 2})
     for _ in range(400):
         payload = get_view(players[0], game_id)
@@ -131,7 +131,7 @@ def test_the_snapshot_equals_a_fold_after_every_move(players, settings):
 def test_a_cached_head_behind_the_game_only_ever_spares_a_read(players, settings):
     """The head cache of a process that did not see the last move: the conditional write
     refuses, nothing is appended, and the current version is read for the answer."""
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     play_moves(players, game_id, 2)
     behind = store.read(game_id)  # committed, so cached
@@ -151,7 +151,7 @@ def test_a_cached_head_behind_the_game_only_ever_spares_a_read(players, settings
 def test_writes_inside_a_transaction_are_not_cached(players, settings):
     """A write that could still roll back never reaches the cache (the tests' own transaction
     is such a block)."""
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     payload = play_moves(players, game_id, 1)
     assert store.heads.get(store.parse_id(game_id), payload["version"]) is None
@@ -160,7 +160,7 @@ def test_writes_inside_a_transaction_are_not_cached(players, settings):
 def test_a_command_answer_carries_the_server_time(players, settings):
     """Every view carries server_time, the command's answer too, so a client's countdown needs
     no trust in its own clock."""
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     payload = get_view(players[0], game_id)
     client = client_for_turn(players, payload)
@@ -184,7 +184,7 @@ def test_a_moves_read_and_write_are_prepared_once_per_connection(players, settin
     """The write path's statements are parsed and planned once per connection, then only
     executed (``DATABASE_PREPARED_STATEMENTS``, on by default)."""
     assert settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] is not None
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     play_moves(players, game_id, 6)
     prepared = dict(_prepared_statements())
@@ -197,7 +197,7 @@ def test_a_moves_read_and_write_are_prepared_once_per_connection(players, settin
 def test_without_prepared_statements_moves_are_bound_client_side(players, settings):
     """``DATABASE_PREPARED_STATEMENTS=0`` (a connection that never prepares): the same moves,
     the same round trips, nothing prepared (what a pooler without prepared statements needs)."""
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+    settings.TONGITS_DEAL_INLINE = True
     game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
     connection.ensure_connection()
     with connection.cursor() as cursor:

@@ -58,7 +58,7 @@ def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
         "DATABASE_URL": _database_url(),
         "CELERY_BROKER_URL": TEST_BROKER_URL,  # nothing consumes it here: no worker
         "TONGITS_BOT_DELAY_SECONDS": "0",
-        "TONGITS_NEXT_ROUND_DELAY_SECONDS": "-1",  # the next deal inside the command
+        "TONGITS_DEAL_INLINE": "1",  # the next deal inside the command
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_DEBUG": "0",
         "LOG_LEVEL": "WARNING",

@@ -366,7 +366,8 @@ def test_keys_are_public_and_a_rotation_keeps_old_seals_verifiable(player, api_c
 
 
 def test_players_and_bots_seed_the_next_deal_and_the_verifiers_check_it(player, settings, tmp_path):
-    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = 60  # the table waits between rounds
+    settings.TONGITS_DEAL_INLINE = False  # the table waits between rounds
+    settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = 60
     game = bot_table(player.user)
     game_id = str(game.pk)
     rng = random.Random(41)
@@ -445,6 +446,7 @@ def test_server_events_with_receipts_and_seeds_fit_the_event_schemas(player, set
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     check = validator(strict(json.loads(json.dumps(schema["components"]["schemas"]))), "Event")
+    settings.TONGITS_DEAL_INLINE = False
     settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = 60
     game = bot_table(player.user)
     rng = random.Random(44)
@@ -462,10 +464,10 @@ def test_server_events_with_receipts_and_seeds_fit_the_event_schemas(player, set
 
 
 def test_with_a_first_deal_window_round_one_is_seeded_too(player, settings, tmp_path):
-    """TONGITS_FIRST_DEAL_DELAY_SECONDS >= 0: the start writes game_started only (with its
+    """TONGITS_SEED_WINDOW_SECONDS > 0: the start writes game_started only (with its
     commitment); the table waits in "dealing", due when the window ends, and a seat's seed sent
     meanwhile is mixed into round 1's shuffle; the verifiers check it."""
-    settings.TONGITS_FIRST_DEAL_DELAY_SECONDS = 30
+    settings.TONGITS_SEED_WINDOW_SECONDS = 30
     before = timezone.now()
     game = bot_table(player.user)
     game_id = str(game.pk)

@@ -160,7 +160,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         # Deal the next round inside the move that ends a round (no worker runs here).
-        settings.TONGITS_NEXT_ROUND_DELAY_SECONDS = -1.0
+        settings.TONGITS_DEAL_INLINE = True
         user_model = get_user_model()
         tag = uuid.uuid4().hex[:8]
         users = [user_model.objects.create(username=f"bench-{tag}-{i}") for i in range(6)]
