@@ -3,12 +3,14 @@ VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+NPM_STAMP := node_modules/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams simulate tournament
+.PHONY: help install run manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
+	@echo "make manage ARGS=\"createsuperuser\"  manage.py on the database make run uses"
 	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it) + smoke test"
 	@echo "make lint      ruff check, ruff format --check, import contracts, no import loop"
 	@echo "make bench     rules core benchmark"
@@ -20,7 +22,7 @@ help:
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make tournament  600 matches of hard against two normal bots (about 25 min)"
-	@echo "make install   create .venv and install the project with dev extras"
+	@echo "make install   create .venv and install the project with dev extras; npm ci (axe-core)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,13 +32,51 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-install: $(STAMP)
+install: $(STAMP) $(NPM_STAMP)
+
+# axe-core for tests/browser, exactly as package-lock.json pins it; again when either file changes.
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
 
 # Web (gunicorn), Celery worker and beat; embedded PostgreSQL unless DATABASE_URL is set.
 run: $(STAMP)
 	$(PY) -m ops.stack
 
-test: $(STAMP)
+# manage.py on the database `make run` uses: make manage ARGS="createsuperuser". DATABASE_URL
+# when set; else the embedded PostgreSQL of $TONGITS_VAR_DIR (var/): `make run`'s server while it
+# runs, otherwise started (the database created and migrated, as `make run` does) for the
+# command's duration, holding var/'s lock so that no `make run` starts meanwhile.
+define MANAGE_PY
+import os, signal, subprocess, sys
+from ops import stack
+server = None
+if not os.environ.get("DATABASE_URL"):
+    var = stack.var_dir()
+    lock = stack.lock_var_dir(var)  # None while `make run` holds it: use its server
+    embedded, os.environ["DATABASE_URL"] = stack.start_embedded_postgres(var / "pgdata")
+    if lock is not None:
+        server = embedded
+if not os.environ.get("CELERY_BROKER_URL"):
+    os.environ["CELERY_BROKER_URL"] = stack.sqla_broker_url(os.environ["DATABASE_URL"])
+try:
+    if server is not None:
+        subprocess.run([sys.executable, "-m", "ops.ensure_db"], check=True)
+        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], check=True)
+    child = subprocess.Popen([sys.executable, "manage.py", *sys.argv[1:]])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the command itself
+    status = child.wait()
+finally:
+    if server is not None:
+        server.stop()
+sys.exit(status)
+endef
+
+manage: export MANAGE_PY := $(value MANAGE_PY)
+manage: $(STAMP)
+	@$(PY) -c "$$MANAGE_PY" $(ARGS)
+
+test: $(STAMP) $(NPM_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 	$(PY) scripts/smoke.py

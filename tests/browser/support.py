@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.api.games_support import card_strings, secrets, states_by_version
 
 GAME_URL = re.compile(r"/api/v1/games/([0-9a-f-]{36})(?:/|$|\?)")
+PASSWORD = "a-long-browser-passphrase"
 
 
 @dataclass
@@ -101,6 +103,18 @@ class Watch:
     def close(self) -> None:
         for context in self.contexts:
             context.close()
+
+
+def register(page: Any, prefix: str) -> str:
+    """A new account, registered through the log-in page as a newcomer would; its username
+    (``prefix`` and a random suffix, so that tests sharing a stack never collide)."""
+    username = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    page.goto("/")
+    page.get_by_test_id("register-username").fill(username)
+    page.get_by_test_id("register-password").fill(PASSWORD)
+    page.get_by_test_id("register-submit").click()
+    page.get_by_test_id("quick-play").wait_for()
+    return username
 
 
 def page_token(page: Any) -> str:

@@ -1,7 +1,7 @@
 // After a match: the replay (a step slider over GET /games/{id}/replay?at=N) and the audit.
 
 import { api } from "./api.js";
-import { cardElement, cardListName } from "./cards.js";
+import { cardElement } from "./cards.js";
 import { clear, h } from "./dom.js";
 
 function seatName(payload, seat) {
@@ -59,8 +59,9 @@ export async function replayScreen(root, route, ctx) {
       const cards = hands[seat] || (seat === body.seat ? view.hand : null);
       board.append(h("div", { class: "panel" },
         h("h2", {}, seatName(game, seat)),
-        cards ? h("p", { class: "cards", "aria-label": `${seatName(game, seat)}'s hand: ${
-          cardListName(cards)}` }, cards.map((c) => cardElement(c, "small"))) :
+        // A named group (a paragraph may not carry a name): each card says its own.
+        cards ? h("div", { class: "cards", role: "group",
+          "aria-label": `${seatName(game, seat)}'s hand` }, cards.map((c) => cardElement(c, "small"))) :
           h("p", {}, `${(view.hand_counts || [])[seat] ?? "?"} cards`)));
     }
     const pile = view.discard_pile || [];

@@ -28,6 +28,18 @@ export function cardShort(code) {
   return `${rank === "T" ? "10" : rank}${SUIT_SYMBOLS[suit] || suit}`;
 }
 
+/**
+ * The accessible name of a control that shows the card as cardShort does: it contains the rank
+ * as printed ("A", "J", "7"), so a voice-control user can say what they see: "7 of hearts",
+ * "A, ace of spades".
+ */
+export function cardLabel(code) {
+  const { rank } = parts(code);
+  const printed = rank === "T" ? "10" : rank;
+  const name = cardName(code);
+  return printed === (RANK_NAMES[rank] || rank) ? name : `${printed}, ${name}`;
+}
+
 export function isRed(code) {
   const { suit } = parts(code);
   return suit === "H" || suit === "D";

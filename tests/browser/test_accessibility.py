@@ -1,0 +1,184 @@
+"""The browser table's accessibility, checked in a real Chromium against the whole stack.
+
+1. axe-core (package.json's pinned version, injected from node_modules) finds no serious or
+   critical violation on any screen a player meets: log-in, lobby, waiting room, the live table
+   (cards in hand, a card selected, the resign question), the match result with its
+   settlement, the replay, the audit and the wallet; each at a desktop's 1280x800 and a
+   phone's 390x844.
+2. On that phone every visible interactive element (links, buttons, form fields, the cards of
+   the hand) is at least 40x40 CSS px.
+
+Both fail, never skip, when Chromium or axe-core is missing. Each walks every screen first and
+then fails once, listing everything found.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.a11y import (
+    MIN_TAP,
+    Violation,
+    axe_violations,
+    blocking_report,
+    require_axe,
+    small_tap_targets,
+)
+from tests.browser.support import Watch, full_event_log, page_token, register
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+MATCH_MS = 240_000
+SHOTS = os.environ.get("TONGITS_SCREENSHOTS")
+# Planted after the walk: text too faint to read and a button too small to hit, which each
+# check must report, so that a clean walk means the checks ran and could see.
+PLANT = """() => {
+  const box = document.createElement("div");
+  box.id = "planted";
+  box.innerHTML = '<p style="color:#aaa;background:#fff">faint</p>' +
+    '<button type="button" style="min-width:0;min-height:0;padding:0;font-size:10px">x</button>';
+  document.getElementById("app").append(box);
+}"""
+
+pytestmark = pytest.mark.slow
+
+
+def shot(page: Any, name: str) -> None:
+    """With TONGITS_SCREENSHOTS=<dir>, the screen as checked, to look at by eye."""
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        slug = "".join(c if c.isalnum() else "-" for c in name.lower())
+        page.screenshot(path=str(Path(SHOTS) / f"a11y-{slug}.png"), full_page=True)
+
+
+def settled(page: Any) -> None:
+    """Wait until the client drew the screen's answers (no "Loading…" left)."""
+    page.wait_for_function("!document.getElementById('app').textContent.includes('Loading…')")
+
+
+def tour(page: Any, base_url: str, check: Callable[[str], None]) -> None:
+    """Walk a new player through every screen, calling ``check(screen)`` on each once drawn.
+
+    The quick-play match is in the room of 100 chips, so that the result shows a settlement;
+    the player resigns after looking at the live table, and the server plays the seat out.
+    """
+    page.goto("/")
+    page.get_by_test_id("register-username").wait_for()
+    check("log-in")
+
+    register(page, "a11y")
+    settled(page)
+    check("lobby")
+
+    page.get_by_label("Seat 2: who").select_option("open")
+    page.get_by_label("Seat 3: who").select_option("bot:easy")
+    page.get_by_test_id("create-table").click()
+    page.get_by_test_id("waiting-seats").wait_for()
+    check("waiting room")
+    page.get_by_role("button", name="Leave").click()
+    page.get_by_test_id("quick-play").wait_for()
+    settled(page)
+
+    page.get_by_label("Room").first.select_option("100:5")
+    page.get_by_test_id("quick-play").click()
+    # Our turn: the bots have played, so nothing redraws the table while it is checked.
+    page.locator('[data-testid="turn-indicator"].my-turn').wait_for(timeout=MATCH_MS)
+    page.locator('[data-testid="legal-command"]:not([disabled])').first.wait_for()
+    assert page.get_by_test_id("hand-card").count() >= 12
+    check("table")
+
+    page.get_by_test_id("hand-card").first.click()
+    page.get_by_test_id("clear-selection").wait_for()
+    page.get_by_test_id("resign").click()
+    page.get_by_test_id("resign-confirm").wait_for()
+    check("table, a card selected, resign asked")
+
+    page.get_by_test_id("resign-confirm").click()
+    page.get_by_test_id("match-result").wait_for(timeout=MATCH_MS)
+    page.locator('[data-testid="settlement"][data-settled="true"]').wait_for(timeout=30_000)
+    check("match result")
+
+    # The replay where the last meld was made: every hand and some melds on the board.
+    game_id = page.get_by_test_id("table").get_attribute("data-game")
+    events = full_event_log(base_url, page_token(page), game_id)
+    melded = [e["seq"] for e in events if e["type"] == "melded"]
+    step = melded[-1] if melded else len(events) // 2
+    page.get_by_test_id("open-replay").click()
+    page.wait_for_function("document.querySelector('[data-testid=replay-view]')?.dataset.at")
+    page.goto(f"/#/replay/{game_id}?at={step - 1}")
+    page.wait_for_function(
+        "s => document.querySelector('[data-testid=replay-view]')?.dataset.at === String(s)",
+        arg=step - 1,
+    )
+    page.get_by_role("button", name="Next step").click()
+    page.wait_for_function(
+        "s => document.querySelector('[data-testid=replay-view]').dataset.at === String(s)",
+        arg=step,
+    )
+    check("replay")
+
+    page.get_by_role("link", name="Audit").first.click()
+    page.get_by_test_id("audit-verdict").wait_for()
+    check("audit")
+
+    page.get_by_test_id("balance").click()
+    page.get_by_test_id("wallet-entry").first.wait_for()
+    check("wallet")
+
+
+def test_axe_finds_nothing_serious_on_any_screen_at_desktop_and_phone(watch: Watch) -> None:
+    require_axe()  # before the walk: a missing install fails at once
+    page = watch.open("axe", **DESKTOP)
+    found: list[Violation] = []
+    screens: list[str] = []
+
+    def check(screen: str) -> None:
+        for name, size in (("desktop", DESKTOP), ("phone", PHONE)):
+            page.set_viewport_size(size)
+            label = f"{screen} @ {name} {size['width']}px"
+            found.extend(axe_violations(page, label))
+            shot(page, label)
+        page.set_viewport_size(DESKTOP)
+        screens.append(screen)
+
+    tour(page, watch.base_url, check)
+    assert len(screens) == 9, screens
+    for violation in found:
+        print(violation.describe())
+    print(f"axe: {len(screens)} screens x 2 sizes, {len(found)} violations of any impact")
+    report = blocking_report(found)
+    assert not report, f"axe-core: serious or critical violations\n{report}"
+
+    page.evaluate(PLANT)
+    planted = [v for v in axe_violations(page, "control") if v.blocking]
+    assert "color-contrast" in {v.rule for v in planted}, blocking_report(planted)
+    targets = [node["target"] for v in planted for node in v.nodes]
+    assert all(target.startswith("#planted") for target in targets), blocking_report(planted)
+    watch.check_clean()
+
+
+def test_every_tap_target_on_a_phone_is_at_least_40_px(watch: Watch) -> None:
+    page = watch.open("phone", **PHONE)
+    small: list[str] = []
+    counted: list[int] = []
+    interactive = "a[href], button, input, select, summary, [tabindex]:not([tabindex='-1'])"
+
+    def check(screen: str) -> None:
+        counted.append(page.locator(interactive).count())
+        small.extend(small_tap_targets(page, screen))
+
+    tour(page, watch.base_url, check)
+    assert len(counted) == 9 and min(counted) > 0, counted  # every screen had targets to measure
+    print(f"tap targets: {sum(counted)} measured on {len(counted)} screens, {len(small)} small")
+    listed = "\n".join(small)
+    assert not small, f"tap targets under {MIN_TAP}x{MIN_TAP} px on a 390 px phone:\n{listed}"
+
+    page.evaluate(PLANT)
+    planted = small_tap_targets(page, "control")
+    assert len(planted) == 1 and '"x"' in planted[0], planted
+    watch.check_clean()

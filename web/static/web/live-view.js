@@ -1,0 +1,315 @@
+// The live table's drawing: the page's parts, built once, and one renderer for each part that
+// reads the state (live-state.js) and redraws that part only. Clicks go to the `actions` the
+// controller (table.js) passes in; nothing here changes the state.
+
+import { cardElement, cardLabel, cardList, cardListName, cardName, cardShort, isRed, sortHand }
+  from "./cards.js";
+import { clear, h } from "./dom.js";
+import {
+  describeCommand, describeEvent, isActive, isFinished, isMyTurn, moves, seatName, secondsLeft,
+  turnText,
+} from "./live-state.js";
+import { chips } from "./wallet.js";
+
+const SEATS = [0, 1, 2];
+
+/** The table's elements, empty until the first payload; `screen` goes into the page. */
+export function buildTable(id) {
+  const parts = {
+    title: h("h1", { class: "table-title" }, "The table"),
+    turn: h("div", { class: "turn", "data-testid": "turn-indicator", role: "status",
+      "aria-live": "polite" }),
+    countdown: h("span", { class: "countdown", "data-testid": "countdown" }),
+    opponents: h("section", { class: "opponents", "aria-label": "Opponents" }),
+    centre: h("section", { class: "centre", "aria-label": "Stock and discard pile" }),
+    melds: h("section", { class: "melds", "aria-label": "Melds on the table" }),
+    hand: h("div", { class: "hand", role: "group", "aria-label": "Your hand" }),
+    handInfo: h("p", { class: "hand-info" }),
+    commands: h("div", { class: "commands", role: "group", "aria-label": "Your moves" }),
+    leave: h("div", { class: "leave", role: "group", "aria-label": "Leave the match" }),
+    lastRound: h("section", { class: "last-round", "aria-label": "Last round" }),
+    result: h("section", { class: "result" }),
+    // A match played for chips: what the settlement paid, once the worker has settled it.
+    settlement: h("div", { class: "settlement", "data-testid": "settlement",
+      role: "status", "aria-live": "polite" }),
+    // Focusable, so that a keyboard can scroll the log once it outgrows its box.
+    log: h("ol", { class: "log", "data-testid": "event-log", "aria-label": "Event log",
+      tabindex: "0" }),
+  };
+  parts.screen = h("div", { class: "table", "data-testid": "table", "data-game": id },
+    h("div", { class: "turnbar" }, parts.title, parts.turn, parts.countdown),
+    parts.result,
+    parts.opponents,
+    parts.centre,
+    parts.melds,
+    h("section", { class: "mine", "aria-label": "You" },
+      h("h2", {}, "Your hand"), parts.handInfo, parts.hand,
+      h("h2", {}, "Moves"), parts.commands, parts.leave),
+    parts.lastRound,
+    h("details", { class: "log-box", open: true },
+      h("summary", {}, "Event log"), parts.log),
+  );
+  return parts;
+}
+
+/** Everything from the state, keeping the keyboard focus on the same card or move. */
+export function renderAll(parts, state, actions) {
+  const payload = state.payload;
+  const focus = rememberFocus(parts);
+  parts.screen.dataset.version = payload.version;
+  parts.screen.dataset.status = payload.status;
+  renderTurn(parts, state);
+  renderOpponents(parts.opponents, state);
+  renderCentre(parts.centre, state);
+  renderMelds(parts.melds, state);
+  renderHand(parts, state, actions);
+  renderCommands(parts.commands, state, actions);
+  renderLeave(parts.leave, state, actions);
+  renderLastRound(parts.lastRound, state);
+  renderResult(parts, state);
+  restoreFocus(parts, focus);
+}
+
+export function renderCountdown(el, state) {
+  const left = secondsLeft(state);
+  if (left === null) {
+    el.textContent = "";
+    return;
+  }
+  el.textContent = `${left} s left`;
+  el.classList.toggle("urgent", left <= 5);
+}
+
+export function renderTurn(parts, state) {
+  const view = state.payload.view;
+  parts.title.textContent = view.round !== null && view.round !== undefined
+    ? `Round ${view.round}` : "The table";
+  parts.turn.textContent = turnText(state);
+  parts.turn.dataset.turn = view.turn ?? "";
+  parts.turn.classList.toggle("my-turn", isMyTurn(state));
+  renderCountdown(parts.countdown, state);
+}
+
+/** Opponents: cards in hand, opened, rounds won, chips; their hands once revealed. */
+export function renderOpponents(el, state) {
+  const view = state.payload.view;
+  clear(el);
+  for (const seat of SEATS) {
+    if (seat === state.payload.seat) continue;
+    const count = (view.hand_counts || [])[seat];
+    el.append(h("div", { class: `opponent${view.turn === seat ? " active" : ""}`,
+      "data-testid": "opponent", "data-seat": seat },
+    h("h2", {}, seatName(state, seat)),
+    h("p", {}, h("span", { "data-testid": "opponent-count" }, `${count ?? "?"} cards`),
+      (view.opened || [])[seat] ? " · opened" : ""),
+    h("p", {}, `Rounds won ${(view.round_wins || [])[seat] ?? 0} · chips ${
+      (view.chips || [])[seat] ?? 0}`),
+    view.hands && view.hands[seat] ? h("div", { class: "cards", role: "group",
+      "aria-label": `${seatName(state, seat)}'s hand` },
+    view.hands[seat].map((c) => cardElement(c, "small"))) : null,
+    ));
+  }
+}
+
+export function renderCentre(el, state) {
+  const view = state.payload.view;
+  const pile = view.discard_pile || [];
+  const top = pile[pile.length - 1];
+  clear(el).append(
+    h("div", { class: "stock", "data-testid": "stock-count" },
+      h("span", { class: "card back", "aria-hidden": "true" }, "🂠"),
+      ` Stock: ${view.stock_count ?? "?"} cards`),
+    h("div", { class: "discard", "data-testid": "discard-pile" },
+      top ? cardElement(top) : h("span", { class: "card empty" }, "—"),
+      ` Discard pile: ${pile.length} card${pile.length === 1 ? "" : "s"}`,
+      top ? h("span", { class: "sr-only" }, `, top: ${cardName(top)}`) : null),
+  );
+}
+
+/** Melds by owner; each meld one image to a screen reader, its cards in its name. */
+export function renderMelds(el, state) {
+  const all = state.payload.view.melds || [];
+  clear(el).append(h("h2", {}, "Melds"));
+  if (!all.length) el.append(h("p", {}, "None yet."));
+  for (const seat of SEATS) {
+    const own = all.filter((m) => m.owner === seat);
+    if (!own.length) continue;
+    el.append(h("div", { class: "meld-row", "data-seat": seat },
+      h("span", { class: "owner" }, `${seatName(state, seat)}: `),
+      own.map((m) => h("span", { class: "meld", "data-meld": m.meld_id, role: "img",
+        "aria-label": m.cards ? `Meld ${m.meld_id}: ${cardListName(m.cards)}` :
+          `Meld ${m.meld_id}: a secret set of ${m.size} cards` },
+      h("span", { class: "meld-id", "aria-hidden": "true" }, `#${m.meld_id}`),
+      m.cards ? m.cards.map((c) => cardElement(c, "small")) :
+        h("span", { class: "card back small" }, `secret ×${m.size}`)))));
+  }
+}
+
+/** My hand, sorted, each card a toggle of the selection. */
+export function renderHand(parts, state, actions) {
+  const view = state.payload.view;
+  const cards = sortHand(view.hand || []);
+  const seat = state.payload.seat;
+  parts.handInfo.textContent = seat === null || seat === undefined ? "You are watching." :
+    `${cards.length} cards · deadwood ${view.deadwood ?? "?"}`;
+  parts.handInfo.dataset.testid = "deadwood";
+  clear(parts.hand);
+  for (const card of cards) {
+    const selected = state.selected.has(card);
+    parts.hand.append(h("button", {
+      type: "button",
+      class: `card ${isRed(card) ? "red" : "black"}${selected ? " selected" : ""}`,
+      "data-testid": "hand-card",
+      "data-card": card,
+      "aria-label": cardLabel(card),
+      "aria-pressed": selected ? "true" : "false",
+      onclick: () => actions.toggleCard(card),
+    }, cardShort(card)));
+  }
+}
+
+/** The legal moves (those using every selected card), disabled while one is in flight. */
+export function renderCommands(el, state, actions) {
+  clear(el);
+  const { legal, chosen, shown } = moves(state);
+  if (!legal.length) {
+    el.append(h("p", {}, isActive(state) ? "Nothing to do: wait for your turn." :
+      "The match is over."));
+    return;
+  }
+  if (chosen.length) {
+    el.append(h("p", {},
+      `Selected: ${cardList(chosen)}. `,
+      h("button", { type: "button", class: "link", "data-testid": "clear-selection",
+        onclick: actions.clearSelection }, "Clear selection")));
+    if (!shown.length) el.append(h("p", {}, "No move uses all the selected cards."));
+  }
+  for (const command of shown) {
+    const [label, name] = describeCommand(state, command);
+    el.append(h("button", {
+      type: "button",
+      class: `command ${command.type}`,
+      "data-testid": "legal-command",
+      "data-command": JSON.stringify(command),
+      "aria-label": name === label ? null : name,
+      disabled: state.busy,
+      onclick: () => actions.send(command),
+    }, label));
+  }
+}
+
+// Resigning takes two presses (no modal dialog): the server then plays the seat to the end.
+export function renderLeave(el, state, actions) {
+  clear(el);
+  if (!isActive(state) || state.resigned) return;
+  if (!state.confirmResign) {
+    el.append(h("button", { type: "button", class: "link", "data-testid": "resign",
+      onclick: actions.askResign }, "Resign this match"));
+    return;
+  }
+  el.append(
+    h("p", {}, "Resign? The server plays your seat to the end, and you are placed last. "),
+    h("button", { type: "button", "data-testid": "resign-confirm", onclick: actions.resign },
+      "Yes, resign"),
+    h("button", { type: "button", class: "link", onclick: actions.keepPlaying },
+      "Keep playing"),
+  );
+}
+
+export function renderLastRound(el, state) {
+  const last = state.payload.view.last_round;
+  clear(el);
+  if (!last) return;
+  el.append(
+    h("h2", {}, `Last round (${last.round ?? "?"})`),
+    h("p", { "data-testid": "last-round" },
+      last.winner === null || last.winner === undefined ? "No winner" :
+        `${seatName(state, last.winner)} won`, ` (${last.reason || "?"}).`),
+    h("table", {},
+      h("thead", {}, h("tr", {}, h("th", {}, "Player"), h("th", {}, "Deadwood"),
+        h("th", {}, "Payout"))),
+      h("tbody", {}, SEATS.map((s) => h("tr", {},
+        h("td", {}, seatName(state, s)),
+        h("td", {}, `${(last.deadwood || [])[s] ?? "?"}${(last.burned || [])[s] ? " (burned)" : ""}`),
+        h("td", {}, `${(last.payouts || [])[s] ?? 0}`))))),
+  );
+}
+
+/** The match's result once it is over: the standings, the settlement, where to go next. */
+export function renderResult(parts, state) {
+  const payload = state.payload;
+  const view = payload.view;
+  const { result, settlement } = parts;
+  clear(result);
+  if (!isFinished(state)) return;
+  result.append(h("div", { class: "panel result-box", "data-testid": "match-result",
+    "data-winner": view.match_winner ?? "" },
+  h("h2", {}, view.match_winner === payload.seat ? "You won the match!" :
+    `${seatName(state, view.match_winner)} won the match`),
+  h("table", {},
+    h("thead", {}, h("tr", {}, h("th", {}, "Player"), h("th", {}, "Rounds won"),
+      h("th", {}, "Chips"))),
+    h("tbody", {}, SEATS.map((s) => h("tr", {},
+      h("td", {}, seatName(state, s)),
+      h("td", {}, `${(view.round_wins || [])[s] ?? 0}`),
+      h("td", {}, `${(view.chips || [])[s] ?? 0}`))))),
+  payload.settled === undefined ? null :
+    h("p", {}, payload.settled ? "Result recorded." : "Recording the result…"),
+  view.buy_in ? settlement : null,
+  h("p", { class: "buttons" },
+    h("a", { href: `#/replay/${state.id}?at=1`, class: "button", "data-testid": "open-replay" },
+      "Replay"),
+    h("a", { href: `#/audit/${state.id}`, class: "button", "data-testid": "open-audit" },
+      "Audit"),
+    h("a", { href: "#/lobby", class: "button" }, "Lobby"))));
+  if (view.buy_in && !settlement.textContent) {
+    settlement.textContent = `Settling the table stakes (${chips(view.buy_in)} a seat)…`;
+  }
+}
+
+/** What the settlement of a match played for chips paid each seat (state.settlement). */
+export function renderSettlement(el, state) {
+  const paid = state.settlement;
+  const got = paid.paid[state.payload.seat];
+  clear(el).append(
+    h("h3", {}, "Table stakes"),
+    h("p", {}, `Buy-in ${chips(paid.buy_in)} a seat. ${got >= 0 ? "You won" : "You lost"} ${
+      chips(Math.abs(got))}: ${chips(paid.buy_in + got)} back to your wallet.`),
+    paid.capped ? h("p", {}, "A loser owed more than their buy-in: the winners shared " +
+      "what it held, in proportion to what they were owed.") : null,
+    h("ul", { class: "plain" }, paid.paid.map((p, s) => h("li", {}, `${seatName(state, s)}: ${
+      p > 0 ? "+" : ""}${p} (the rules said ${paid.owed[s] > 0 ? "+" : ""}${paid.owed[s]})`))));
+  el.dataset.settled = "true";
+  el.dataset.paid = String(got);
+}
+
+/** New log lines, each in seq order even if a batch arrived out of order; scrolled to the end. */
+export function appendEvents(log, state, items) {
+  for (const item of items) {
+    const li = h("li", { "data-seq": item.seq, "data-type": item.type },
+      h("span", { class: "seq" }, `#${item.seq}`), " ", describeEvent(state, item));
+    const after = [...log.children].find((el) => Number(el.dataset.seq) > item.seq);
+    log.insertBefore(li, after || null);
+  }
+  log.scrollTop = log.scrollHeight;
+}
+
+function rememberFocus(parts) {
+  const el = document.activeElement;
+  if (!el || !parts.screen.contains(el)) return null;
+  return { card: el.dataset.card, command: el.dataset.command,
+    inCommands: parts.commands.contains(el), testid: el.dataset.testid };
+}
+
+function restoreFocus(parts, focus) {
+  if (!focus) return;
+  const { hand, commands } = parts;
+  let el = null;
+  if (focus.card) el = hand.querySelector(`[data-card="${focus.card}"]`);
+  if (!el && focus.command) {
+    el = [...commands.querySelectorAll("button")].find((b) => b.dataset.command === focus.command);
+  }
+  if (!el && focus.inCommands) el = commands.querySelector("button");
+  if (!el && focus.card) el = hand.querySelector("button");
+  if (el) el.focus({ preventScroll: true });
+}
