@@ -210,11 +210,6 @@ def _lock_table(game_id: uuid.UUID | str) -> Game:
     return game
 
 
-def invitation_deadline(seat: Seat) -> Any:
-    """When a pending invitation lapses."""
-    return seat.invited_at + timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
-
-
 def expire_invitations(game: Game) -> int:
     """Free the seats of the table's lapsed invitations (on a locked table); how many."""
     limit = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)

@@ -39,7 +39,6 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from games import selectors
 from games.application import timing
 from games.models import Game
 from games.projection import SERVER_WORK, server_delay
@@ -180,6 +179,36 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
 # ---------------------------------------------------------------- the safety net
 
 
+# ---------------------------------------------------------------- the sweeper's questions
+
+
+def overdue_turns(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of active games whose turn deadline passed before ``before``, oldest first.
+
+    Uses the partial index on ``turn_deadline`` of active games.
+    """
+    qs = Game.objects.filter(status=Game.Status.ACTIVE, turn_deadline__lt=before)
+    return list(qs.order_by("turn_deadline").values_list("id", "version")[:limit])
+
+
+def idle_untimed(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of started games without turn limits (``turn_seconds`` 0) where nobody
+    has moved since before ``before``: the ones the sweeper aborts."""
+    qs = Game.objects.filter(
+        status=Game.Status.ACTIVE, rules__turn_seconds=0, updated_at__lt=before
+    ).exclude(awaiting__in=SERVER_WORK)
+    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
+
+
+def tables_awaiting(awaiting: str, *, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
+    """(id, version) of games waiting on the server's ``awaiting`` work since before ``before``.
+
+    Uses the partial index on (awaiting, updated_at) of games that owe server work.
+    """
+    qs = Game.objects.filter(awaiting=awaiting, updated_at__lt=before)
+    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
+
+
 def sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Queue the work of every table left behind: the safety net if the scheduler is down.
 
@@ -197,13 +226,13 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     def queue(name: str, found: Iterable[tuple[uuid.UUID, int]]) -> None:
         counts[name] = sum(enqueue(name, game_id, version) for game_id, version in found)
 
-    queue(EXPIRE_TURN, selectors.overdue_turns(before=now - grace, limit=BATCH))
+    queue(EXPIRE_TURN, overdue_turns(before=now - grace, limit=BATCH))
     for awaiting in SERVER_WORK:
         before = now - grace - timedelta(seconds=server_delay(awaiting, timing()))
-        found = selectors.tables_awaiting(awaiting, before=before, limit=BATCH)
+        found = tables_awaiting(awaiting, before=before, limit=BATCH)
         queue(_BY_AWAITING[awaiting], found)
     idle = now - timedelta(seconds=settings.TONGITS_ABORT_IDLE_SECONDS)
-    queue(ABORT_IDLE, selectors.idle_untimed(before=idle, limit=BATCH))
+    queue(ABORT_IDLE, idle_untimed(before=idle, limit=BATCH))
     if any(counts.values()):
         logger.info("sweep queued %s", {k.rsplit(".", 1)[-1]: v for k, v in counts.items() if v})
     heartbeat(SWEEPER, now)

@@ -1,43 +1,36 @@
-"""Reads of games (HackSoft styleguide: selectors read, services write).
+"""Reads of games (HackSoft styleguide: selectors read, services write, presenters shape).
 
 Every answer about a running game is shaped for one seat by the rules core (``player_view``,
-``redact_event``): this module decides *who* is asking, never *what* a seat may see. The game
-row's ``snapshot`` holds hands, stock and salt, so it never leaves this module unredacted.
+``redact_event``) through ``games.presenters``: this module decides *who* is asking (``access``,
+the one rule the API and the live streams share) and what is read, never *what* a seat may see.
+The game row's ``snapshot`` holds hands, stock and salt, so it never leaves this module
+unredacted. The scheduler's own queries live beside it, in ``games.scheduling``.
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
-from django.utils import timezone
 
 from chips import selectors as chips_selectors
+from games import presenters as present
 from games import seal, stakes, store, verify
 from games.application import seat_of_user
 from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
 from games.models import Game, Seat
-from games.players import display_name, present_seats, upcast_event
-from games.projection import SERVER_WORK
+from games.players import upcast_event
 from games.rules import (
     GameState,
     deck_commitment,
-    legal_commands,
     player_view,
     redact_event,
     state_to_dict,
 )
 
 FEED_LIMIT = 1000
-
-
-def iso(value: datetime | None) -> str | None:
-    """Datetimes as they appear in stored bodies (strings, so a replayed body is identical)."""
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 # ---------------------------------------------------------------- tables
@@ -66,34 +59,6 @@ def table_get(*, game_id: uuid.UUID | str) -> Game:
         raise TableNotFound() from None
 
 
-def seat_entries(game: Game) -> list[dict[str, Any]]:
-    """Who sits where, as the API shows it (user seats with id and username; a lapsed
-    invitation is an open seat, as the next write on the table makes it)."""
-    out = []
-    lapsed = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
-    for seat in game.seats.all():
-        if seat.invitation == Seat.Invitation.PENDING and seat.invited_at < lapsed:
-            out.append({"seat": seat.index, "kind": "open"})
-            continue
-        entry: dict[str, Any] = {"seat": seat.index, "kind": seat.kind}
-        if seat.user_id:
-            entry["user_id"] = seat.user_id
-            entry["username"] = display_name(seat.user)
-            if seat.invitation:  # "pending" until the invited user accepts, then "accepted"
-                entry["invitation"] = seat.invitation
-        if seat.bot_level:
-            entry["level"] = seat.bot_level
-        out.append(entry)
-    return out
-
-
-def user_seat_at_table(game: Game, user: Any) -> int | None:
-    for seat in game.seats.all():
-        if user is not None and seat.user_id == user.pk:
-            return seat.index
-    return None
-
-
 # ---------------------------------------------------------------- who is asking
 
 
@@ -102,7 +67,7 @@ def seat_of(state: GameState, user: Any) -> int | None:
     return seat_of_user(state, getattr(user, "pk", None))
 
 
-def _access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
+def access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
     """(state, the caller's seat, reveal all?) or an error.
 
     Players see their own seat's view while the match runs and everything once it is finished;
@@ -118,117 +83,61 @@ def _access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
     return state, seat, finished
 
 
-def public_seats(state: GameState) -> list[dict[str, Any]]:
-    """Who sits where, from ``game_started``, each person under their current name."""
-    out = []
-    for index, seat in enumerate(present_seats(state.seats)):
-        entry = {"seat": index, "kind": seat.get("kind", "user")}
-        for key in ("user_id", "username", "level"):
-            if key in seat:
-                entry[key] = seat[key]
-        out.append(entry)
-    return out
-
-
 # ---------------------------------------------------------------- game view
-
-
-def revealed_view(state: GameState) -> dict[str, Any]:
-    """Everything at this step: every hand, the stock in order, secret sets face up."""
-    return player_view(state, None, reveal=True)
-
-
-def game_payload(
-    game_id: Any, status: str, turn_deadline: datetime | None, state: GameState, seat: int | None
-) -> dict[str, Any]:
-    """The caller's whole picture of a game: view, version, deadline and legal commands."""
-    return {
-        "id": str(game_id),
-        "status": status,
-        "version": state.version,
-        "seat": seat,
-        "turn_deadline": iso(turn_deadline),
-        "seats": public_seats(state),
-        "view": player_view(state, seat),
-        "legal_commands": legal_commands(state, seat) if seat is not None else [],
-    }
 
 
 def game_view(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     """GET /games/{id}: the game as the caller's seat sees it (after the match: revealed)."""
     game = store.read(game_id)
-    state, seat, reveal = _access(game, user)
-    payload = game_payload(game.game_id, game.status, game.turn_deadline, state, seat)
-    if reveal:
-        payload["revealed"] = revealed_view(state)
-    return payload
-
-
-def command_answer(written: Any) -> dict[str, Any]:
-    """What a command answers (the presenter the API hands to the write door): the new events
-    as the writer's seat may see them, and its new view."""
-    columns, seat = written.columns, written.seat
-    reveal = columns["status"] == Game.Status.FINISHED
-    return {
-        "version": written.version,
-        "events": [feed_item(row, seat, reveal) for row in written.events],
-        "game": {
-            **game_payload(
-                written.game_id, columns["status"], columns["turn_deadline"], written.state, seat
-            ),
-            # The server's clock at the answer, for the client's countdown (a replayed answer
-            # keeps the first one's).
-            "server_time": iso(written.events[-1].recorded_at if written.events else None),
-        },
-    }
+    state, seat, reveal = access(game, user)
+    return present.view_frame(
+        game.game_id, game.status, game.turn_deadline, game.settled_at, state, seat
+    )
 
 
 # ---------------------------------------------------------------- events
 
 
-def feed_item(row: Any, seat: int | None, reveal: bool) -> dict[str, Any]:
-    """One event as a seat may see it: seq and type always, hidden fields removed, and its
-    receipt: ``hash`` and ``prev_hash`` of the chain (a hidden event's nonce keeps the hash from
-    telling its content), which a player can keep and hold against a later export."""
-    return {
-        "seq": row.seq,
-        "type": row.type,
-        "actor": row.actor,
-        "recorded_at": iso(row.recorded_at),
-        "prev_hash": row.prev_hash,
-        "hash": row.hash,
-        "data": upcast_event(redact_event(row.data, seat, reveal=reveal)),
-    }
-
-
 def event_feed(
-    *, game_id: uuid.UUID | str, user: Any, after: int = 0, limit: int = FEED_LIMIT
+    *,
+    game_id: uuid.UUID | str,
+    user: Any,
+    after: int = 0,
+    limit: int = FEED_LIMIT,
+    with_game: bool = False,
 ) -> dict[str, Any]:
-    """Events with seq > ``after`` redacted for the caller (an empty list at once if none)."""
+    """Events with seq > ``after`` redacted for the caller (an empty list at once if none);
+    ``with_game`` adds the caller's view at that version under ``game`` (a long-poll's answer,
+    as a stream follows its events with a ``view`` frame)."""
     game = store.read(game_id)
-    state, seat, reveal = _access(game, user)
+    state, seat, reveal = access(game, user)
     rows = list(store.load_events(game.game_id, after=after, upto=state.version)[:limit])
-    return {
+    answer: dict[str, Any] = {
         "version": state.version,
         "seat": seat,
-        "events": [feed_item(row, seat, reveal) for row in rows],
+        "events": [present.feed_item(row, seat, reveal) for row in rows],
         "more": bool(rows) and rows[-1].seq < state.version,
     }
+    if with_game:
+        answer["game"] = present.view_frame(
+            game.game_id, game.status, game.turn_deadline, game.settled_at, state, seat
+        )
+    return answer
 
 
 def seat_feed(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     """Every event of a game the user played, as their seat saw it, even after the match: what
     an export of their data holds (never the other seats' hidden cards)."""
     game = store.read(game_id)
-    state, seat, _ = _access(game, user)
+    state, seat, _ = access(game, user)
     rows = store.load_events(game.game_id, upto=state.version)
     return {
         "game_id": str(game.game_id),
         "status": game.status,
         "seat": seat,
-        "seats": public_seats(state),
+        "seats": present.public_seats(state),
         "version": state.version,
-        "events": [feed_item(row, seat, False) for row in rows.iterator(chunk_size=500)],
+        "events": [present.feed_item(row, seat, False) for row in rows.iterator(chunk_size=500)],
     }
 
 
@@ -244,7 +153,7 @@ def games_of_user(*, user: Any) -> list[Game]:
 def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dict[str, Any]:
     """The game after its first ``at`` events: the caller's view, or all of it after the match."""
     game = store.read(game_id)
-    state, seat, reveal = _access(game, user)
+    state, seat, reveal = access(game, user)
     at = state.version if at is None else at
     if not 1 <= at <= state.version:
         raise BadStep(
@@ -256,7 +165,7 @@ def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dic
         "version": state.version,
         "seat": seat,
         "revealed": reveal,
-        "view": revealed_view(past) if reveal else player_view(past, seat),
+        "view": present.revealed_view(past) if reveal else player_view(past, seat),
     }
 
 
@@ -303,7 +212,7 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     stock too, so anyone can recompute the commitments.
     """
     game = store.read(game_id)
-    state, seat, reveal = _access(game, user)
+    state, seat, reveal = access(game, user)
     checks = soundness(game.game_id, finished=game.status == Game.Status.FINISHED)
     broken = checks["first_broken_seq"]
     rounds = []
@@ -370,7 +279,7 @@ def export(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     (``revealed`` false, no seal), so a player can keep the receipts.
     """
     game = store.read(game_id)
-    state, seat, reveal = _access(game, user)
+    state, seat, reveal = access(game, user)
     records = store.records(game.game_id, upto=state.version)
     started = records[0].data if records else {}
     events = [
@@ -409,13 +318,18 @@ def export(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
         "rules": started.get("rules", {}),
         "rules_digest": verify.rules_digest(started.get("rules", {})),
         "seats": [
-            {k: v for k, v in entry.items() if k != "username"} for entry in public_seats(state)
+            {k: v for k, v in entry.items() if k != "username"}
+            for entry in present.public_seats(state)
         ],
         "events": events,
         "deals": deals,
         "seal": sealed,
         "keys": [
-            {**k, "valid_from": iso(k["valid_from"]), "valid_to": iso(k["valid_to"])}
+            {
+                **k,
+                "valid_from": present.iso(k["valid_from"]),
+                "valid_to": present.iso(k["valid_to"]),
+            }
             for k in seal.public_keys()
         ]
         if reveal
@@ -429,55 +343,3 @@ def _commitment_ok(data: dict[str, Any]) -> bool:
         return deck_commitment(data["salt"], hands, stock) == data["deck_commitment"]
     except (KeyError, TypeError, IndexError):
         return False
-
-
-# ---------------------------------------------------------------- the sweeper's questions
-
-
-def overdue_turns(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
-    """(id, version) of active games whose turn deadline passed before ``before``, oldest first.
-
-    Uses the partial index on ``turn_deadline`` of active games.
-    """
-    qs = Game.objects.filter(status=Game.Status.ACTIVE, turn_deadline__lt=before)
-    return list(qs.order_by("turn_deadline").values_list("id", "version")[:limit])
-
-
-def idle_untimed(*, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
-    """(id, version) of started games without turn limits (``turn_seconds`` 0) where nobody
-    has moved since before ``before``: the ones the sweeper aborts."""
-    qs = Game.objects.filter(
-        status=Game.Status.ACTIVE, rules__turn_seconds=0, updated_at__lt=before
-    ).exclude(awaiting__in=SERVER_WORK)
-    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
-
-
-def tables_awaiting(awaiting: str, *, before: datetime, limit: int) -> list[tuple[uuid.UUID, int]]:
-    """(id, version) of games waiting on the server's ``awaiting`` work since before ``before``.
-
-    Uses the partial index on (awaiting, updated_at) of games that owe server work.
-    """
-    qs = Game.objects.filter(awaiting=awaiting, updated_at__lt=before)
-    return list(qs.order_by("updated_at").values_list("id", "version")[:limit])
-
-
-def table_dict(game: Game) -> dict[str, Any]:
-    """A table as the API lists it: public facts only (never the snapshot)."""
-    return {
-        "id": game.pk,
-        "status": game.status,
-        "rules": game.rules,
-        "seats": seat_entries(game),
-        "created_by": display_name(game.created_by) if game.created_by else None,
-        "rated": game.rated,
-        "buy_in": game.buy_in,
-        "created_at": game.created_at,
-        "started_at": game.started_at,
-        "finished_at": game.finished_at,
-        "version": game.version,
-        "phase": game.phase,
-        "round": game.round,
-        "current_seat": game.current_seat,
-        "turn_deadline": game.turn_deadline,
-        "winner_seat": game.winner_seat,
-    }

@@ -225,8 +225,10 @@ class GameEventsLiveApi(APIView):
         query = EventsWaitQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         options = dict(query.validated_data)
-        options.pop("wait")
-        return Response(selectors.event_feed(game_id=game_id, user=request.user, **options))
+        with_game = options.pop("wait") > 0
+        return Response(
+            selectors.event_feed(game_id=game_id, user=request.user, with_game=with_game, **options)
+        )
 
 
 def _wait_seconds(value: str | None) -> float:

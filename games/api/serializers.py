@@ -340,6 +340,11 @@ class PlayerViewSerializer(serializers.Serializer):
 class GamePayloadSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=Game.Status.values)
+    settled = serializers.BooleanField(
+        help_text="Nothing is left to book: the match's result (stats, ratings, chips) is "
+        "written, or it was aborted with no chips at stake. A match that just ended is "
+        '"finished" and not yet settled; the stream ends once it is.'
+    )
     version = serializers.IntegerField(help_text="Send it back as expected_version.")
     seat = serializers.IntegerField(allow_null=True, help_text="Your seat (null: not playing).")
     turn_deadline = serializers.DateTimeField(allow_null=True)
@@ -383,6 +388,11 @@ class EventFeedSerializer(serializers.Serializer):
     seat = serializers.IntegerField(allow_null=True)
     events = EventItemSerializer(many=True)
     more = serializers.BooleanField(help_text="More events follow: ask again after the last seq.")
+    game = GamePayloadSerializer(
+        required=False,
+        help_text="With `wait` (a long-poll): your view at `version`, the same object as the "
+        "stream's `view` frame.",
+    )
 
 
 class ReplaySerializer(serializers.Serializer):

@@ -23,6 +23,7 @@ from core.api_errors import (
     idempotency_key,
 )
 from games import lobby, play, selectors
+from games import presenters as present
 from games.api.serializers import (
     AuditSerializer,
     CommandInputSerializer,
@@ -91,7 +92,7 @@ TABLE_EXAMPLES = [
 
 
 def _table(game_id: uuid.UUID) -> dict:
-    return TableOutputSerializer(selectors.table_dict(selectors.table_get(game_id=game_id))).data
+    return TableOutputSerializer(present.table_dict(selectors.table_get(game_id=game_id))).data
 
 
 class TablesApi(APIView):
@@ -126,7 +127,7 @@ class TablesApi(APIView):
         query = TableListQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         games = selectors.table_list(**query.validated_data)
-        return Response(TableOutputSerializer(map(selectors.table_dict, games), many=True).data)
+        return Response(TableOutputSerializer(map(present.table_dict, games), many=True).data)
 
 
 class RoomsApi(APIView):
@@ -223,7 +224,7 @@ class GameApi(APIView):
     )
     def get(self, request: Request, game_id: uuid.UUID) -> Response:
         payload = selectors.game_view(game_id=game_id, user=request.user)
-        payload["server_time"] = selectors.iso(timezone.now())  # for the client's clock skew
+        payload["server_time"] = present.iso(timezone.now())  # for the client's clock skew
         return Response(payload)
 
 
@@ -260,7 +261,7 @@ class GameCommandsApi(APIView):
             expected_version=data.validated_data["expected_version"],
             seat=data.validated_data.get("seat"),
             idempotency_key=key,
-            present=selectors.command_answer,
+            present=present.command_answer,
             client_seed=data.validated_data.get("client_seed"),
         )
         headers = {"Idempotent-Replayed": "true"} if written.replayed else None
@@ -285,7 +286,7 @@ class GameResignApi(APIView):
         responses={200: CommandResultSerializer, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, game_id: uuid.UUID) -> Response:
-        written = play.resign(game_id, request.user.pk, present=selectors.command_answer)
+        written = play.resign(game_id, request.user.pk, present=present.command_answer)
         return Response(written.body)
 
 
@@ -375,6 +376,6 @@ class GameSeedApi(APIView):
             user=request.user,
             client_seed=data.validated_data["client_seed"],
             expected_version=data.validated_data.get("expected_version"),
-            present=selectors.command_answer,
+            present=present.command_answer,
         )
         return Response(written.body)

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import Invalid
+from games import presenters as present
 from games import selectors, store
 from games.errors import NotStarted
 from games.live.models import StreamTicket
@@ -36,7 +37,7 @@ class BadResumePoint(Invalid):
 
 
 def server_time() -> str:
-    return selectors.iso(timezone.now()) or ""
+    return present.iso(timezone.now()) or ""
 
 
 # ---------------------------------------------------------------- a game's stream
@@ -65,7 +66,7 @@ def parse_resume_point(value: str | None) -> int | None:
 def open_game_stream(*, game_id: uuid.UUID | str, user: Any, after: int) -> OpenedStream:
     """403/404/409 as ``/events`` would answer; 400 when ``after`` is past the version."""
     head = store.read(game_id)
-    state, seat, _ = selectors._access(head, user)
+    state, seat, _ = selectors.access(head, user)
     if after > state.version:
         raise BadResumePoint(
             f"Event {after} does not exist yet: the game is at version {state.version}.",
@@ -110,14 +111,12 @@ def read_game(game_id: str, after: int) -> GameRead:
 
 
 def view_payload(read: GameRead, seat: int | None) -> dict[str, Any]:
-    """The reader's view: ``game_payload`` (and ``revealed`` once finished, as GET /games/{id}),
-    plus ``settled``; the stream adds ``server_time`` when it sends it."""
+    """The reader's view, the same object as GET /games/{id} (``presenters.view_frame``); the
+    stream adds ``server_time`` when it sends it."""
     game = read.game
-    payload = selectors.game_payload(game.pk, game.status, game.turn_deadline, read.state, seat)
-    if read.finished:
-        payload["revealed"] = selectors.revealed_view(read.state)
-    payload["settled"] = read.game.settled_at is not None
-    return payload
+    return present.view_frame(
+        game.pk, game.status, game.turn_deadline, game.settled_at, read.state, seat
+    )
 
 
 # ---------------------------------------------------------------- a player's own tables
@@ -193,12 +192,12 @@ def my_tables(user_id: int, also: tuple[str, ...] = ()) -> list[MyTable]:
                 phase=game.phase,
                 round=game.round,
                 is_my_turn=mine,
-                turn_deadline=selectors.iso(game.turn_deadline),
+                turn_deadline=present.iso(game.turn_deadline),
                 settled=game.settled_at is not None,
                 updated_at=game.updated_at,
                 turn_key=_turn_key(game) if mine else None,
                 invitation=seat.invitation or None,
-                invitation_expires_at=selectors.iso(expires),
+                invitation_expires_at=present.iso(expires),
             )
         )
     out.sort(
@@ -237,14 +236,14 @@ def issue_ticket(*, user: Any, game_id: uuid.UUID | str | None) -> dict[str, Any
     """A one-time ticket for ``?ticket=`` (the game's stream, or /me/stream for ``None``)."""
     now = timezone.now()
     if game_id is not None:  # only a reader of the game gets one (403/404/409 otherwise)
-        selectors._access(store.read(game_id), user)
+        selectors.access(store.read(game_id), user)
     StreamTicket.objects.filter(expires_at__lt=now - timedelta(hours=1)).delete()
     ticket = secrets.token_urlsafe(32)
     expires = now + timedelta(seconds=TICKET_SECONDS)
     StreamTicket.objects.create(
         digest=_digest(ticket), user=user, game_id=game_id, expires_at=expires
     )
-    return {"ticket": ticket, "expires_at": selectors.iso(expires), "expires_in": TICKET_SECONDS}
+    return {"ticket": ticket, "expires_at": present.iso(expires), "expires_in": TICKET_SECONDS}
 
 
 def use_ticket(ticket: str, game_id: uuid.UUID | str | None) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 
 from rest_framework.renderers import JSONRenderer
 
-from games import selectors
+from games import presenters as present
 from games.live import db, feed, listener
 
 KEEP_ALIVE_SECONDS = 15.0
@@ -84,7 +84,7 @@ def _render(
 
 def _event_frame(row: Any, seat: int | None, reveal: bool) -> bytes:
     """One event's SSE frame for this reader: exactly what ``/events`` gives it for that seq."""
-    return frame(row.type, to_json(selectors.feed_item(row, seat, reveal)), row.seq)
+    return frame(row.type, to_json(present.feed_item(row, seat, reveal)), row.seq)
 
 
 def _view_key(read: feed.GameRead) -> tuple:

@@ -21,14 +21,6 @@ POINTS: tuple[int, ...] = tuple(min(i % 13 + 1, 10) for i in range(52))
 BIT: tuple[int, ...] = tuple(1 << i for i in range(52))
 
 
-def rank_of(card: int) -> int:
-    return card % 13
-
-
-def suit_of(card: int) -> int:
-    return card // 13
-
-
 def parse_card(code: object) -> int:
     """Index of a card code (``"7H"``, ``"TD"``, ``"10D"``); ``ValueError`` if it is not one."""
     try:
@@ -39,13 +31,6 @@ def parse_card(code: object) -> int:
 
 def code(card: int) -> str:
     return CODES[card]
-
-
-def mask_of(cards: Iterable[int]) -> int:
-    m = 0
-    for c in cards:
-        m |= BIT[c]
-    return m
 
 
 def mask_of_codes(codes: Iterable[str]) -> int:
@@ -72,10 +57,6 @@ def codes_of(mask: int) -> list[str]:
 
 def _display_key(card: int) -> tuple[int, int]:
     return (card % 13, card // 13)
-
-
-def sort_codes(codes: Iterable[str]) -> list[str]:
-    return [CODES[c] for c in sorted((_INDEX[c] for c in codes), key=_display_key)]
 
 
 def points_of(mask: int) -> int:

@@ -177,11 +177,6 @@ def deadwood_of(hand: int, rules: RuleSet) -> int:
     return best_arrangement(hand, rules.ace_high_runs)[0]
 
 
-def deadwood_uncached(hand: int, rules: RuleSet) -> int:
-    """The same answer without the cache, for benchmarks and cross-checks."""
-    return best_arrangement.__wrapped__(hand, rules.ace_high_runs)[0]
-
-
 def can_lay_off(meld: int, kind: str, card_bit: int, rules: RuleSet) -> bool:
     if meld & card_bit:
         return False

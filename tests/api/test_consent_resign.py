@@ -179,7 +179,7 @@ def test_the_sweeper_aborts_an_idle_untimed_table(auth_client, settings):
     assert game.awaiting == Game.Awaiting.USER
     old = timezone.now() - timedelta(seconds=settings.TONGITS_ABORT_IDLE_SECONDS + 60)
     Game.objects.filter(pk=game_id).update(updated_at=old)
-    assert selectors.idle_untimed(before=timezone.now() - timedelta(days=7), limit=10) == [
+    assert scheduling.idle_untimed(before=timezone.now() - timedelta(days=7), limit=10) == [
         (game.pk, game.version)
     ]
     assert scheduling.sweep()[scheduling.ABORT_IDLE] == 1  # queued to the task, by name
@@ -198,7 +198,7 @@ def test_the_sweeper_aborts_an_idle_untimed_table(auth_client, settings):
     assert not MatchRecord.objects.filter(pk=game_id).exists()
     call_command("rebuild_projections", "--no-progress")
     assert not MatchRecord.objects.filter(pk=game_id).exists()
-    assert selectors.idle_untimed(before=timezone.now(), limit=10) == []
+    assert scheduling.idle_untimed(before=timezone.now(), limit=10) == []
     assert auth_client.get(table_url(game_id)).json()["status"] == "aborted"
     # A timed table is never aborted for idling (its deadlines move it on).
     assert play.abort_idle(game_id=game_id, expected_version=game.version + 1) == "moved_on"

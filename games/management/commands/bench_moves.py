@@ -33,7 +33,7 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import lobby, play, selectors, store
+from games import lobby, play, presenters, store
 from games.rules import GameState, legal_commands
 from ops.ensure_db import server_params
 
@@ -76,7 +76,7 @@ class Player:
                 user=self.users[seat],
                 command=command,
                 expected_version=state.version,
-                present=selectors.command_answer,
+                present=presenters.command_answer,
             )
             self.state = written.state  # type: ignore[assignment]
 

@@ -1,0 +1,190 @@
+"""How games look on the wire: the shapes the REST API and the live streams both send.
+
+Selectors decide what is read and who may read it; this module only turns what was read into
+JSON-ready dicts, so a command's answer, ``GET /games/{id}``, a long-poll answer and a stream's
+``view`` frame are the same object for the same game and seat. No database access here beyond
+related rows already prefetched on a ``Game``; what a seat may see is the rules core's call
+(``player_view``, ``redact_event``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from games.models import Game, Seat
+from games.players import display_name, present_seats, upcast_event
+from games.rules import GameState, legal_commands, player_view, redact_event
+
+
+def iso(value: datetime | None) -> str | None:
+    """Datetimes as they appear in stored bodies (strings, so a replayed body is identical)."""
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+# ---------------------------------------------------------------- tables
+
+
+def seat_entries(game: Game) -> list[dict[str, Any]]:
+    """Who sits where, as the API shows it (user seats with id and username; a lapsed
+    invitation is an open seat, as the next write on the table makes it)."""
+    out = []
+    lapsed = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
+    for seat in game.seats.all():
+        if seat.invitation == Seat.Invitation.PENDING and seat.invited_at < lapsed:
+            out.append({"seat": seat.index, "kind": "open"})
+            continue
+        entry: dict[str, Any] = {"seat": seat.index, "kind": seat.kind}
+        if seat.user_id:
+            entry["user_id"] = seat.user_id
+            entry["username"] = display_name(seat.user)
+            if seat.invitation:  # "pending" until the invited user accepts, then "accepted"
+                entry["invitation"] = seat.invitation
+        if seat.bot_level:
+            entry["level"] = seat.bot_level
+        out.append(entry)
+    return out
+
+
+def table_dict(game: Game) -> dict[str, Any]:
+    """A table as the API lists it: public facts only (never the snapshot)."""
+    return {
+        "id": game.pk,
+        "status": game.status,
+        "rules": game.rules,
+        "seats": seat_entries(game),
+        "created_by": display_name(game.created_by) if game.created_by else None,
+        "rated": game.rated,
+        "buy_in": game.buy_in,
+        "created_at": game.created_at,
+        "started_at": game.started_at,
+        "finished_at": game.finished_at,
+        "version": game.version,
+        "phase": game.phase,
+        "round": game.round,
+        "current_seat": game.current_seat,
+        "turn_deadline": game.turn_deadline,
+        "winner_seat": game.winner_seat,
+    }
+
+
+def public_seats(state: GameState) -> list[dict[str, Any]]:
+    """Who sits where, from ``game_started``, each person under their current name."""
+    out = []
+    for index, seat in enumerate(present_seats(state.seats)):
+        entry = {"seat": index, "kind": seat.get("kind", "user")}
+        for key in ("user_id", "username", "level"):
+            if key in seat:
+                entry[key] = seat[key]
+        out.append(entry)
+    return out
+
+
+# ---------------------------------------------------------------- a game as one seat sees it
+
+
+def settled(status: str, settled_at: datetime | None, state: GameState) -> bool:
+    """Nothing is left to book for this match: its result (ratings, stats, chips) is written,
+    or it was called off with no chips at stake, so there is nothing to write."""
+    if settled_at is not None:
+        return True
+    return status == Game.Status.ABORTED and state.buy_in == 0
+
+
+def revealed_view(state: GameState) -> dict[str, Any]:
+    """Everything at this step: every hand, the stock in order, secret sets face up."""
+    return player_view(state, None, reveal=True)
+
+
+def game_payload(
+    game_id: Any,
+    status: str,
+    turn_deadline: datetime | None,
+    state: GameState,
+    seat: int | None,
+    *,
+    is_settled: bool,
+) -> dict[str, Any]:
+    """The caller's whole picture of a game: view, version, deadline and legal commands."""
+    return {
+        "id": str(game_id),
+        "status": status,
+        "settled": is_settled,
+        "version": state.version,
+        "seat": seat,
+        "turn_deadline": iso(turn_deadline),
+        "seats": public_seats(state),
+        "view": player_view(state, seat),
+        "legal_commands": legal_commands(state, seat) if seat is not None else [],
+    }
+
+
+def view_frame(
+    game_id: Any,
+    status: str,
+    turn_deadline: datetime | None,
+    settled_at: datetime | None,
+    state: GameState,
+    seat: int | None,
+) -> dict[str, Any]:
+    """``GET /games/{id}``, a long-poll's ``game`` and a stream's ``view`` frame: the game
+    payload, and once the match is over everything face up (``revealed``)."""
+    payload = game_payload(
+        game_id,
+        status,
+        turn_deadline,
+        state,
+        seat,
+        is_settled=settled(status, settled_at, state),
+    )
+    if status == Game.Status.FINISHED:
+        payload["revealed"] = revealed_view(state)
+    return payload
+
+
+def command_answer(written: Any) -> dict[str, Any]:
+    """What a command answers (the presenter the API hands to the write door): the new events
+    as the writer's seat may see them, and its new view under ``game``."""
+    columns, seat, state = written.columns, written.seat, written.state
+    status = columns["status"]
+    reveal = status == Game.Status.FINISHED
+    return {
+        "version": written.version,
+        "events": [feed_item(row, seat, reveal) for row in written.events],
+        "game": {
+            # A command never follows a settlement, so only a called-off table without chips
+            # can be settled in its answer.
+            **game_payload(
+                written.game_id,
+                status,
+                columns["turn_deadline"],
+                state,
+                seat,
+                is_settled=settled(status, None, state),
+            ),
+            # The server's clock at the answer, for the client's countdown (a replayed answer
+            # keeps the first one's).
+            "server_time": iso(written.events[-1].recorded_at if written.events else None),
+        },
+    }
+
+
+# ---------------------------------------------------------------- events
+
+
+def feed_item(row: Any, seat: int | None, reveal: bool) -> dict[str, Any]:
+    """One event as a seat may see it: seq and type always, hidden fields removed, and its
+    receipt: ``hash`` and ``prev_hash`` of the chain (a hidden event's nonce keeps the hash from
+    telling its content), which a player can keep and hold against a later export."""
+    return {
+        "seq": row.seq,
+        "type": row.type,
+        "actor": row.actor,
+        "recorded_at": iso(row.recorded_at),
+        "prev_hash": row.prev_hash,
+        "hash": row.hash,
+        "data": upcast_event(redact_event(row.data, seat, reveal=reveal)),
+    }
