@@ -125,6 +125,11 @@ def test_long_poll_answers_at_once_within_100_ms_of_an_append_or_empty(live: Liv
     started = time.monotonic()
     body = me.get(events, params={"after": 0, "wait": 10}).json()
     assert time.monotonic() - started < 2 and len(body["events"]) == version  # at once
+    # A long-poll's answer carries the view as a stream's view frame does; a plain read not.
+    assert "game" not in me.get(events, params={"after": 0}).json()
+    game = me.get(f"/api/v1/games/{game_id}").json()
+    game.pop("server_time")
+    assert body["game"] == game and body["game"]["settled"] is False
 
     started = time.monotonic()
     body = me.get(events, params={"after": version, "wait": 1}).json()
@@ -154,6 +159,9 @@ def test_long_poll_answers_at_once_within_100_ms_of_an_append_or_empty(live: Liv
             range(version + 1, result["version"] + 1)
         )
         delays.append(answer["at"] - appended)
+        view = answer["body"]["game"]
+        assert view["version"] == answer["body"]["version"] == result["version"]
+        assert view["view"] == me.get(f"/api/v1/games/{game_id}").json()["view"]
         version = result["version"]
     # Within 100 ms of the append (timed from the command's answer, which comes after the commit).
     assert statistics.median(delays) <= 0.1, delays
@@ -218,7 +226,9 @@ def test_me_stream_announces_seating_start_each_turn_end_and_settlement(live: Li
     assert turns == announced and turns > 2
     ended = next(f for f in _until(reader, "match_ended"))
     assert ended.json["game_id"] == game_id
+    assert live.view(me, game_id)["settled"] is False  # finished, the result not yet booked
     settle_match_now(str(game_id))
+    assert live.view(me, game_id)["settled"] is True
     settled = next(f for f in _until(reader, "settled"))
     assert settled.json["game_id"] == game_id
     last = reader.next()
