@@ -59,8 +59,9 @@ def _session_with_user(digest: str) -> Any:
     """The session of ``digest`` with its user attached, or None: one indexed SELECT.
 
     What ``Session.objects.select_related("user").get(digest=...)`` returns, without building
-    the query each time: measured 85 against 340 us of CPU a look-up, and a web process under
-    load makes one per token per second (the cache's life)."""
+    the query each time, because the ORM's query building was most of a look-up's CPU and a web
+    process under load makes one per token per second, the cache's life (docs/scaling.md, "The
+    web process's choices")."""
     sql, session_model, session_names, user_model, user_names = _look_up_query()
     with connection.cursor() as cursor:
         cursor.execute(sql, [digest])
@@ -115,9 +116,10 @@ class CachedTokenAuthentication(TokenAuthentication):
         """The session whose digest is the key's SHA-512 (knox's hash), by its unique index.
 
         knox itself filters on the key's first characters and compares digests in Python; one
-        equality on the digest is the same check in one indexed row (measured: 0.1 ms less a
-        request), and it leaks nothing usable: an index walk over digests of 512-bit hashes
-        tells nothing about a key. Unlike knox, an expired session is kept, to say so.
+        equality on the digest is the same check in one indexed row, and cheaper
+        (docs/scaling.md, "The web process's choices"), and it leaks nothing usable: an index
+        walk over digests of 512-bit hashes tells nothing about a key. Unlike knox, an expired
+        session is kept, to say so.
         """
         session = _session_with_user(hash_token(key))
         if session is None:

@@ -62,6 +62,7 @@ HEAL_STOP_SECONDS = 5.0
 # Django over ASGI: a live stream (games.live) waits in the event loop, not in a worker.
 ASGI_APP = "tongits_site.asgi:application"
 ASGI_WORKER = "runtime.asgi_worker.BalancedUvicornWorker"
+GUNICORN_CONFIG = "python:runtime.gunicorn_config"
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 _PR_SET_PDEATHSIG = 1
@@ -199,7 +200,8 @@ def commands(
             "gunicorn",
             ASGI_APP,
             f"--worker-class={ASGI_WORKER}",
-            "--reuse-port",  # each worker also listens on a socket of its own (asgi_worker)
+            "--reuse-port",  # each worker listens on a socket of its own (asgi_worker)
+            f"--config={GUNICORN_CONFIG}",  # the arbiter holds the address (asgi_worker)
             f"--bind=0.0.0.0:{port}",
             "--access-logfile=-",
             # Not the shared ~/.gunicorn/gunicorn.ctl: two stacks on one machine would collide.
@@ -369,7 +371,7 @@ def main() -> int:
             prepare()
         debug = os.environ.get("DJANGO_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
         port = os.environ.get("PORT", "8000")
-        # Web processes: measured with bench-api on 2 cores, 2 -> 247 and 3 -> 300+ moves/s.
+        # Web processes: 3, since a third still raised the HTTP rate on 2 cores (docs/scaling.md).
         os.environ.setdefault("WEB_CONCURRENCY", "3")
         embedded_broker = os.environ["CELERY_BROKER_URL"].startswith("sqla+")
         argvs = commands(debug, port, var, embedded_broker)

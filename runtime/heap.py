@@ -1,12 +1,11 @@
 """Keep the garbage collector's full passes short in long-lived server processes.
 
-A web process holds about 100 MB of objects that live as long as it does (Django, DRF, the
+A web process holds a large heap of objects that live as long as it does (Django, DRF, the
 URLconf, the apps' modules). CPython's full collection walks all of them, and while it does,
-the whole process stops: measured under load (30 tables over HTTP), full passes of 120 to 270 ms
-every few seconds in each web process, the largest part of the POST p99. ``settle()``, called
-once when a process has loaded the project, moves everything alive at that moment out of the
-collector's reach (``gc.freeze``): later full passes walk only what requests created since, and
-took 10 to 25 ms in the same run.
+the whole process stops: under load those pauses were the largest part of the POST p99
+(docs/scaling.md, "The web process's choices"). ``settle()``, called once when a process has
+loaded the project, moves everything alive at that moment out of the collector's reach
+(``gc.freeze``), so later full passes walk only what requests created since.
 """
 
 from __future__ import annotations

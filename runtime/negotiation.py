@@ -12,8 +12,9 @@ class ClientNegotiation(DefaultContentNegotiation):
     """DRF's negotiation, answered at once when ``Accept`` is absent, ``*/*`` or exactly the
     first renderer's media type and no ``?format=`` is given: what the apps, the browser table
     and curl send. DRF's own way builds the request's whole header map and parses every media
-    type to reach the same answer, about 5 % of a game request's CPU. Every other header takes
-    that way, so a 406 and media type parameters behave as DRF documents them."""
+    type to reach the same answer, a share of every game request's CPU worth saving
+    (docs/scaling.md, "The web process's choices"). Every other header takes that way, so a 406
+    and media type parameters behave as DRF documents them."""
 
     def select_renderer(
         self, request: Any, renderers: list[BaseRenderer], format_suffix: str | None = None

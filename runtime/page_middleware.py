@@ -3,8 +3,8 @@
 The REST API under ``/api/v1/`` authenticates by token in the ``Authorization`` header
 (``CachedTokenAuthentication``), never by cookie: a session, a CSRF check of a cookie, a user
 from the session, flash messages and ``X-Frame-Options`` on JSON do nothing there, yet cost
-every request about a sixth of its CPU (in process: ``GET /api/v1/me`` 0.99 against 0.83 ms
-without them). So for that prefix these subclasses pass the request straight on; the admin,
+every request a good part of its CPU (docs/scaling.md, "The web process's choices"). So for
+that prefix these subclasses pass the request straight on; the admin,
 the browser table, the schema pages and everything else keep Django's behaviour. Each class
 is a subclass of Django's own, so Django's checks (``admin.E408``-``E410``) still find them.
 

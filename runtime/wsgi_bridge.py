@@ -5,8 +5,9 @@ A request's body is read in the event loop first (never more than ``TONGITS_MAX_
 and the joined body, which the loop sends. One hop into the pool and one back, where ``a2wsgi``
 makes several (reading the body, starting the response and each chunk each cross back to the
 loop and wait for it): under load every crossing waits for the GIL, and those waits were most of
-a REST request's time (see README's performance table). The REST API answers with small JSON
-bodies and the browser table's static files are small, so holding a response whole costs little.
+a REST request's time (docs/scaling.md, "The web process's choices"). The REST API answers with
+small JSON bodies and the browser table's static files are small, so holding a response whole
+costs little.
 """
 
 from __future__ import annotations

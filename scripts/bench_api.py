@@ -64,9 +64,8 @@ class Client:
 
     A plain socket and orjson rather than ``http.client`` and ``json``: the load runs on the
     same cores as the server it measures, and ``http.client`` parses every answer's headers
-    with the ``email`` package; the generator then took about a sixth of a core at 30
-    tables, CPU the server did not get. The server always sends ``Content-Length`` (Django's
-    ``CommonMiddleware``); a chunked answer is read too.
+    with the ``email`` package, CPU the server would not get. The server always sends
+    ``Content-Length`` (Django's ``CommonMiddleware``); a chunked answer is read too.
     """
 
     def __init__(self, base: str, token: str | None = None) -> None:

@@ -9,7 +9,8 @@ benchmark's user afterwards). It logs in over the API (``POST /auth/token``, whi
 of the server answers with ``{"token": ...}``), then times ``GET /me`` with the token look-up
 remembered (``TONGITS_TOKEN_CACHE_SECONDS`` 1) and looked up on every request (0), and an
 unauthenticated ``GET /healthz`` as the bare-Django baseline. Run it from another checkout to
-compare versions: ``cd ../main && ../wt-13/.venv/bin/python ../wt-13/scripts/bench_auth.py``.
+compare versions: ``cd /path/to/this/checkout && /path/to/other/.venv/bin/python
+/path/to/other/scripts/bench_auth.py``.
 
 ``--reset`` also times ``POST /auth/password-reset`` for a known and an unknown address (the
 answer must not tell them apart, in time either); it queues the mail tasks on

@@ -5,9 +5,9 @@ Two doors into one Django project, chosen by path:
 - the live endpoints (``/games/{id}/stream``, ``/me/stream``, and ``/games/{id}/events`` with
   ``wait=``) go to Django's ASGI handler: they wait in the event loop and hold no thread;
 - every other request goes to Django's WSGI handler in one hop into a thread pool
-  (``runtime.wsgi_bridge``). Django's ASGI handler runs a sync view's middleware, signals
-  and view in a dozen and more separate thread hops, about 3 ms a request on a 2-core machine;
-  through WSGI a request costs one hop, measured about four times faster for the REST API.
+  (``runtime.wsgi_bridge``), because Django's ASGI handler runs a sync view's middleware,
+  signals and view in a dozen and more separate thread hops, which cost a REST request far
+  more than one hop does (docs/scaling.md, "The web process's choices").
 """
 
 import os
@@ -23,10 +23,9 @@ from runtime.wsgi_bridge import OneHopWSGI
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 
-# Threads per process for the REST API. 4, measured: 30 tables paced at 11 commands/s on 2
-# cores, 3 processes, POST p99 20-68 ms with 4 against 71-113 ms with 8 (more threads in one
-# process only queue for its GIL, and a thread holding it makes the others wait a switch
-# interval); 2 was no better than 4. A request that blocks (a password hash) holds one thread.
+# Threads per process for the REST API: 4, because more threads in one process only queue for
+# its GIL and raise the tail latency, and fewer gained nothing (docs/scaling.md, "The web
+# process's choices"). A request that blocks (a password hash) holds one thread.
 WEB_THREADS_DEFAULT = 4
 
 live = get_asgi_application()

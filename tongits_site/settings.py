@@ -135,10 +135,10 @@ DATABASES = {
     )
 }
 # The write path's few hot statements (games.store) run as server-side prepared statements,
-# parsed and planned once per connection: a move's write took 2.3 ms as a plain query and 1.3 ms
-# prepared (make bench-moves). Django's own queries stay client-side bound (its cursors never
-# prepare). 0 turns preparing off, for a pooler that cannot keep prepared statements
-# (pgbouncer before 1.21, or without max_prepared_statements).
+# parsed and planned once per connection, because parsing and planning them on every move was
+# a large part of the write's time (docs/scaling.md). Django's own queries stay client-side
+# bound (its cursors never prepare). 0 turns preparing off, for a pooler that cannot keep
+# prepared statements (pgbouncer before 1.21, or without max_prepared_statements).
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 # psycopg's threshold: None never prepares; with a number, games.store prepares on first use.
 DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
@@ -180,7 +180,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.CachedTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # orjson: several times faster than the json module on game views. The parser refuses bodies
+    # orjson: faster than the json module on game views (docs/scaling.md). The parser refuses bodies
     # over TONGITS_MAX_BODY_BYTES (413) and deeper than TONGITS_MAX_JSON_DEPTH (400 parse_error).
     "DEFAULT_PARSER_CLASSES": ["runtime.hardening.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["drf_orjson_renderer.renderers.ORJSONRenderer"],

@@ -31,8 +31,8 @@ class InputSerializer(serializers.Serializer):
     """A serializer that only validates a request body, its fields built once per class.
 
     DRF deep-copies every declared field for each serializer instance; for the command body,
-    checked on every move (its outer serializer and the command's own), that copying was a
-    tenth of a web process's CPU under load (README, performance). These fields keep no state
+    checked on every move (its outer serializer and the command's own), that copying is a
+    visible share of a web process's CPU under load (docs/scaling.md). These fields keep no state
     between calls and read no context (no ``partial``, no request), so one bound set serves
     every instance, from any thread. Not for serializers that output data or use a context.
     """

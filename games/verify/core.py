@@ -198,9 +198,9 @@ def _cards_fault(state: GameState) -> str | None:
     return None
 
 
-def check_deal(state: GameState, data: Mapping[str, Any], game_id: str) -> str | None:
-    """Why a ``round_started`` is not the deal the rules give here (None: it is). Where the
-    server committed to a seed for it, the deal must be that seed's shuffle."""
+def _deal_shape_fault(state: GameState, data: Mapping[str, Any]) -> str | None:
+    """Why a deal is not the next round's, by the dealer the rules name, of 13/12/12 cards and
+    15 in the stock (None: it is)."""
     if state.phase not in ("dealing", "round_over"):
         return f"a deal in phase {state.phase}"
     if data.get("round") != state.round + 1:
@@ -216,30 +216,40 @@ def check_deal(state: GameState, data: Mapping[str, Any], game_id: str) -> str |
     want[dealer] = 13
     if sizes != want or len(stock) != 15:
         return f"hands of {sizes} and a stock of {len(stock)} cards"
+    return None
+
+
+def _seeds_fault(state: GameState, data: Mapping[str, Any], game_id: str) -> str | None:
+    """Why a deal is not the shuffle of the server seed committed to before it and the three
+    client seeds it records (None: it is)."""
+    seed = data.get("server_seed")
+    if not isinstance(seed, str) or sha256_hex(seed) != state.next_server_seed_hash:
+        return "the server seed is not the one committed to before the deal"
+    seeds = data.get("client_seeds")
+    if not isinstance(seeds, list) or len(seeds) != 3 or not all(isinstance(c, str) for c in seeds):
+        return "the deal does not record three client seeds"
+    hands, stock, dealer = data["hands"], data["stock"], next_dealer(state)
+    deck = [CODES[c] for c in seeded_deck(seed, game_id, state.round + 1, seeds)]
+    order = [deck[:13], deck[13:25], deck[25:37]]
+    if any(hands[(dealer + k) % 3] != order[k] for k in range(3)) or stock != deck[37:]:
+        return "the deal is not the shuffle of its seeds"
+    return None
+
+
+def check_deal(state: GameState, data: Mapping[str, Any], game_id: str) -> str | None:
+    """Why a ``round_started`` is not the deal the rules give here (None: it is). Where the
+    server committed to a seed for it, the deal must be that seed's shuffle."""
+    shape = _deal_shape_fault(state, data)
+    if shape is not None:
+        return shape
     try:
-        commitment = deck_commitment(str(data.get("salt", "")), hands, stock)
+        commitment = deck_commitment(str(data.get("salt", "")), data["hands"], data["stock"])
     except TypeError:
         return "the deal's cards are not card codes"
     if commitment != data.get("deck_commitment"):
         return "the deck commitment does not match the salt and the deal"
     if state.next_server_seed_hash:
-        seed = data.get("server_seed")
-        if not isinstance(seed, str) or sha256_hex(seed) != state.next_server_seed_hash:
-            return "the server seed is not the one committed to before the deal"
-        seeds = data.get("client_seeds")
-        if (
-            not isinstance(seeds, list)
-            or len(seeds) != 3
-            or not all(isinstance(c, str) for c in seeds)
-        ):
-            return "the deal does not record three client seeds"
-        deck = [CODES[c] for c in seeded_deck(seed, game_id, state.round + 1, seeds)]
-        order = [deck[:13], deck[13:25], deck[25:37]]
-        for k in range(3):
-            if hands[(dealer + k) % 3] != order[k]:
-                return "the deal is not the shuffle of its seeds"
-        if stock != deck[37:]:
-            return "the deal is not the shuffle of its seeds"
+        return _seeds_fault(state, data, game_id)
     return None
 
 
@@ -259,19 +269,143 @@ SYSTEM_STEPS: dict[str, Callable[[GameState, Mapping[str, Any]], list]] = {
 }
 
 
-def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
-    """Re-fold the game from its first event and check that each event is what the rules give.
+@dataclass
+class Refold:
+    """A re-fold in progress: the records, the index of the next one to check and the state
+    before it."""
 
-    Player events: the seat's own actor, and exactly the events ``decide`` gives for the command
-    the event records, in the state before it (a command's automatic consequences, an auto-fold,
-    the round's and the match's end, follow it as ``decide`` lists them). ``turn_timed_out``:
-    by ``system``, followed by what ``time_out`` plays. ``round_started``: by ``system``, the
-    next round, the dealer the rules name, 13/12/12 cards and 15 in the stock, the commitment.
-    After every event the 52 cards are each in exactly one place.
-    """
-    if not records:
-        return Failure(None, "legality", "the game has no events")
-    first = records[0]
+    records: Sequence[Record]
+    game_id: str
+    state: GameState
+    i: int = 1
+
+    def replay(self, actor: str, expected: Sequence[Any]) -> Failure | None:
+        """The records from ``i`` on are ``expected``, each by ``actor``, and leave the 52 cards
+        each in one place; the re-fold moves past them."""
+        records, i, n = self.records, self.i, len(self.records)
+        for k, event in enumerate(expected):
+            want = event_to_dict(event)
+            if i + k >= n:
+                return Failure(records[i].seq + k, "legality", f"missing {want['type']}")
+            got = records[i + k]
+            if got.actor != actor:
+                return Failure(got.seq, "legality", f"actor {got.actor}, expected {actor}")
+            if not _same_event(got.data, want):
+                return Failure(got.seq, "legality", f"the rules give {canonical_json(want)}")
+            self.state = evolve(self.state, got.data)
+            cards = _cards_fault(self.state)
+            if cards is not None:
+                return Failure(got.seq, "cards", cards)
+        self.i += len(expected)
+        return None
+
+
+def _same_event(data: Mapping[str, Any], want: dict[str, Any]) -> bool:
+    """Whether a stored event's rules content is ``want``."""
+    stripped = {k: v for k, v in data.items() if k not in SERVER_EXTRAS}
+    try:  # the stored form is the core's own, but an old event may need its upcast
+        return stripped == want or _normal(stripped) == want
+    except ValueError:
+        return False
+
+
+#: What one record leads the re-fold to expect: the actor and the events the rules give from it
+#: on, or the Failure that stops it.
+Expectation = tuple[str, list] | Failure
+
+
+def _expect_by_server(state: GameState, rec: Record) -> Expectation:
+    """An event only the server writes (``SYSTEM_STEPS``)."""
+    kind = rec.data["type"]
+    if rec.actor != SYSTEM_ACTOR:
+        return Failure(rec.seq, "legality", f"{kind} by {rec.actor}, not the server")
+    try:
+        return SYSTEM_ACTOR, SYSTEM_STEPS[kind](state, rec.data)
+    except IllegalMove as exc:
+        return Failure(rec.seq, "legality", f"no {kind} is possible here ({exc.code})")
+
+
+def _expect_of_seat(
+    state: GameState, rec: Record, step: Callable[[GameState, int, Any], list], label: str
+) -> Expectation:
+    """An event a seat causes: by that seat's actor, what ``step`` gives for it."""
+    seat = rec.data.get("seat")
+    if not isinstance(seat, int) or not 0 <= seat <= 2:
+        return Failure(rec.seq, "legality", f"seat {seat!r} is not a seat")
+    actor = actor_of_seat(state.seats[seat])
+    if rec.actor != actor:
+        return Failure(rec.seq, "legality", f"actor {rec.actor} does not play seat {seat}")
+    try:
+        return actor, step(state, seat, rec.data)
+    except IllegalMove as exc:
+        return Failure(rec.seq, "legality", f"{label} is illegal: {exc.code}")
+
+
+def _expect_seat_step(state: GameState, rec: Record) -> Expectation:
+    """A seat's event that records no game command (``SEAT_STEPS``)."""
+    kind = rec.data["type"]
+    return _expect_of_seat(state, rec, SEAT_STEPS[kind], kind)
+
+
+def _expect_command(state: GameState, rec: Record) -> Expectation:
+    """A seat's command, as ``decide`` plays it; any other event has no cause here."""
+    command = command_of(rec.data)
+    if command is None:
+        kind = rec.data.get("type")
+        return Failure(rec.seq, "legality", f"{kind} without the command that causes it")
+    return _expect_of_seat(state, rec, partial(_decided, command), command["type"])
+
+
+#: Per event type, what a record of it leads the re-fold to expect (a command otherwise).
+EXPECTATIONS: dict[str, Callable[[GameState, Record], Expectation]] = {
+    **dict.fromkeys(SYSTEM_STEPS, _expect_by_server),
+    **dict.fromkeys(SEAT_STEPS, _expect_seat_step),
+}
+
+
+def _check_deal_event(refold: Refold, rec: Record) -> Failure | None:
+    """A ``round_started``: by the server, it folds, keeps the cards whole and is the deal the
+    rules give (``check_deal``)."""
+    if rec.actor != SYSTEM_ACTOR:
+        return Failure(rec.seq, "legality", f"a deal by {rec.actor}, not by the server")
+    state = refold.state
+    try:
+        dealt = evolve(state, rec.data)
+    except (ValueError, TypeError, KeyError) as exc:
+        return Failure(rec.seq, "legality", f"the deal does not fold: {exc}")
+    cards = _cards_fault(dealt) if state.phase in ("dealing", "round_over") else None
+    if cards is not None:
+        return Failure(rec.seq, "cards", cards)
+    fault = check_deal(state, rec.data, refold.game_id)
+    if fault is not None:
+        check = "commitment" if "commit" in fault or "seed" in fault else "legality"
+        return Failure(rec.seq, check, fault)
+    refold.state = dealt
+    refold.i += 1
+    return None
+
+
+def _check_play(refold: Refold, rec: Record) -> Failure | None:
+    """Any other event: it and those after it are what the rules give for it."""
+    owed = moves_at_once(refold.state) if rec.actor == SYSTEM_ACTOR else []
+    kind = rec.data.get("type")
+    if owed and kind not in SYSTEM_STEPS:
+        # A resigned seat to act is played by the server at once (RULES.md "Time").
+        return refold.replay(SYSTEM_ACTOR, owed)
+    expectation = EXPECTATIONS.get(kind, _expect_command)(refold.state, rec)
+    if isinstance(expectation, Failure):
+        return expectation
+    return refold.replay(*expectation)
+
+
+#: Per event type, its check (``_check_play`` for every type not listed).
+CHECKS: dict[str, Callable[[Refold, Record], Failure | None]] = {
+    "round_started": _check_deal_event,
+}
+
+
+def _started(first: Record) -> GameState | Failure:
+    """The state ``game_started`` folds to: three seats and a first dealer among them."""
     if first.data.get("type") != "game_started":
         return Failure(first.seq, "legality", "the first event is not game_started")
     try:
@@ -280,81 +414,35 @@ def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
         return Failure(first.seq, "legality", f"game_started does not fold: {exc}")
     if len(state.seats) != 3 or state.first_dealer not in (0, 1, 2):
         return Failure(first.seq, "legality", "not three seats and a first dealer among them")
-    i, n = 1, len(records)
-    while i < n:
-        rec = records[i]
-        kind = rec.data.get("type")
+    return state
+
+
+def check_legality(records: Sequence[Record], game_id: str) -> Failure | None:
+    """Re-fold the game from its first event and check that each event is what the rules give.
+
+    Player events: the seat's own actor, and exactly the events ``decide`` gives for the command
+    the event records, in the state before it (a command's automatic consequences, an auto-fold,
+    the round's and the match's end, follow it as ``decide`` lists them). ``turn_timed_out``:
+    by ``system``, followed by what ``time_out`` plays. ``round_started``: by ``system``, the
+    next round, the dealer the rules name, 13/12/12 cards and 15 in the stock, the commitment.
+    After every event the 52 cards are each in exactly one place. Each event type's check is in
+    ``CHECKS`` (and what it expects in ``EXPECTATIONS``).
+    """
+    if not records:
+        return Failure(None, "legality", "the game has no events")
+    started = _started(records[0])
+    if isinstance(started, Failure):
+        return started
+    refold = Refold(records, game_id, started)
+    while refold.i < len(records):
+        rec = records[refold.i]
         try:
             event_from_dict(rec.data)
         except ValueError as exc:
             return Failure(rec.seq, "legality", str(exc))
-        if kind == "round_started":
-            if rec.actor != SYSTEM_ACTOR:
-                return Failure(rec.seq, "legality", f"a deal by {rec.actor}, not by the server")
-            try:
-                dealt = evolve(state, rec.data)
-            except (ValueError, TypeError, KeyError) as exc:
-                return Failure(rec.seq, "legality", f"the deal does not fold: {exc}")
-            cards = _cards_fault(dealt) if state.phase in ("dealing", "round_over") else None
-            if cards is not None:
-                return Failure(rec.seq, "cards", cards)
-            fault = check_deal(state, rec.data, game_id)
-            if fault is not None:
-                check = "commitment" if "commit" in fault or "seed" in fault else "legality"
-                return Failure(rec.seq, check, fault)
-            state = dealt
-            i += 1
-            continue
-        owed = moves_at_once(state) if rec.actor == SYSTEM_ACTOR else []
-        if owed and kind not in SYSTEM_STEPS:
-            # A resigned seat to act is played by the server at once (RULES.md "Time").
-            actor, expected = SYSTEM_ACTOR, owed
-        elif kind in SYSTEM_STEPS:
-            actor = SYSTEM_ACTOR
-            if rec.actor != actor:
-                return Failure(rec.seq, "legality", f"{kind} by {rec.actor}, not the server")
-            try:
-                expected = SYSTEM_STEPS[kind](state, rec.data)
-            except IllegalMove as exc:
-                return Failure(rec.seq, "legality", f"no {kind} is possible here ({exc.code})")
-        else:
-            step, label = SEAT_STEPS.get(kind), kind
-            if step is None:
-                command = command_of(rec.data)
-                if command is None:
-                    return Failure(
-                        rec.seq, "legality", f"{kind} without the command that causes it"
-                    )
-                step, label = partial(_decided, command), command["type"]
-            seat = rec.data.get("seat")
-            if not isinstance(seat, int) or not 0 <= seat <= 2:
-                return Failure(rec.seq, "legality", f"seat {seat!r} is not a seat")
-            actor = actor_of_seat(state.seats[seat])
-            if rec.actor != actor:
-                return Failure(rec.seq, "legality", f"actor {rec.actor} does not play seat {seat}")
-            try:
-                expected = step(state, seat, rec.data)
-            except IllegalMove as exc:
-                return Failure(rec.seq, "legality", f"{label} is illegal: {exc.code}")
-        for k, event in enumerate(expected):
-            want = event_to_dict(event)
-            if i + k >= n:
-                return Failure(rec.seq + k, "legality", f"missing {want['type']}")
-            got = records[i + k]
-            if got.actor != actor:
-                return Failure(got.seq, "legality", f"actor {got.actor}, expected {actor}")
-            stripped = {k: v for k, v in got.data.items() if k not in SERVER_EXTRAS}
-            try:  # the stored form is the core's own, but an old event may need its upcast
-                same = stripped == want or _normal(stripped) == want
-            except ValueError:
-                same = False
-            if not same:
-                return Failure(got.seq, "legality", f"the rules give {canonical_json(want)}")
-            state = evolve(state, got.data)
-            cards = _cards_fault(state)
-            if cards is not None:
-                return Failure(got.seq, "cards", cards)
-        i += len(expected)
+        failure = CHECKS.get(rec.data.get("type"), _check_play)(refold, rec)
+        if failure is not None:
+            return failure
     return None
 
 

@@ -1,0 +1,10 @@
+"""gunicorn settings of the web processes: ``gunicorn --config=python:runtime.gunicorn_config``.
+
+Only what a command line cannot say; the worker class, ``--reuse-port`` and the address stay on
+the command line (ops/stack.py).
+"""
+
+from runtime.asgi_worker import reserve_addresses
+
+# The arbiter holds the addresses that --reuse-port would leave it without (asgi_worker).
+on_starting = reserve_addresses
