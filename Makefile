@@ -43,38 +43,9 @@ $(NPM_STAMP): package.json package-lock.json
 run: $(STAMP)
 	$(PY) -m ops.stack
 
-# manage.py on the database `make run` uses: make manage ARGS="createsuperuser". DATABASE_URL
-# when set; else the embedded PostgreSQL of $TONGITS_VAR_DIR (var/): `make run`'s server while it
-# runs, otherwise started (the database created and migrated, as `make run` does) for the
-# command's duration, holding var/'s lock so that no `make run` starts meanwhile.
-define MANAGE_PY
-import os, signal, subprocess, sys
-from ops import stack
-server = None
-if not os.environ.get("DATABASE_URL"):
-    var = stack.var_dir()
-    lock = stack.lock_var_dir(var)  # None while `make run` holds it: use its server
-    embedded, os.environ["DATABASE_URL"] = stack.start_embedded_postgres(var / "pgdata")
-    if lock is not None:
-        server = embedded
-if not os.environ.get("CELERY_BROKER_URL"):
-    os.environ["CELERY_BROKER_URL"] = stack.sqla_broker_url(os.environ["DATABASE_URL"])
-try:
-    if server is not None:
-        subprocess.run([sys.executable, "-m", "ops.ensure_db"], check=True)
-        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], check=True)
-    child = subprocess.Popen([sys.executable, "manage.py", *sys.argv[1:]])
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the command itself
-    status = child.wait()
-finally:
-    if server is not None:
-        server.stop()
-sys.exit(status)
-endef
-
-manage: export MANAGE_PY := $(value MANAGE_PY)
+# manage.py on the database `make run` uses (ops/manage.py): make manage ARGS="createsuperuser".
 manage: $(STAMP)
-	@$(PY) -c "$$MANAGE_PY" $(ARGS)
+	@$(PY) -m ops.manage $(ARGS)
 
 test: $(STAMP) $(NPM_STAMP)
 	$(PY) -m ruff check .

@@ -91,7 +91,7 @@ class SeatRecord:
     time_outs: int = 0
     chips: int = 0
     deadwood_total: int = 0
-    resigned: bool = False  # placed last whatever the chips (RULES.md "Time")
+    resigned: bool = False  # placed last whatever the chips (docs/rules.md "Time")
 
     def counters(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in COUNTERS}

@@ -254,7 +254,7 @@ def round_history(game_id: uuid.UUID, state: GameState, seat: int) -> list[dict[
 
 
 def expire_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:
-    """Play for the seat whose turn deadline passed (RULES.md "Time"), at that version only.
+    """Play for the seat whose turn deadline passed (docs/rules.md "Time"), at that version only.
 
     Appends the rules core's ``time_out`` events (``turn_timed_out``, then the moves played for
     the seat; a pending Draw answer folds) as ``system``. The write is conditional on the

@@ -170,10 +170,10 @@ def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dic
 
 
 def soundness(game_id: uuid.UUID, *, finished: bool) -> dict[str, Any]:
-    """The checks of DESIGN.md "Verifiable games" over the stored stream, from its first event
-    (``games.verify``, the same code as the offline verifier): the chain against the head, the
-    legality of every event (deals and their commitments, the 52 cards), and, for a finished
-    match, its seal. Names the first bad seq and why."""
+    """The checks of docs/architecture.md "Verifiable games" over the stored stream, from its
+    first event (``games.verify``, the same code as the offline verifier): the chain against
+    the head, the legality of every event (deals and their commitments, the 52 cards), and,
+    for a finished match, its seal. Names the first bad seq and why."""
     broken = store.verify_chain(game_id)
     records = store.records(game_id)
     failure: verify.Failure | None = None

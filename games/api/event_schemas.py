@@ -158,7 +158,7 @@ def rules_serializer() -> type[serializers.Serializer]:
     so an option added to the rules core is documented with it."""
     if not _rules_serializer:
         hints = typing.get_type_hints(RuleSet)
-        attrs: dict[str, Any] = {"__doc__": "Every option of a table's rules (RULES.md)."}
+        attrs: dict[str, Any] = {"__doc__": "Every option of a table's rules (docs/rules.md)."}
         for f in dataclasses.fields(RuleSet):
             if f.name in RULES_CHOICES:
                 attrs[f.name] = serializers.ChoiceField(choices=RULES_CHOICES[f.name])

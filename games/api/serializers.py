@@ -43,7 +43,7 @@ MAX_VERSION = 2**31 - 1
 
 
 class RuleOptionsSerializer(serializers.Serializer):
-    """Every option of a variant (RULES.md "Variants"); on input, any subset over a preset."""
+    """Every option of a variant (docs/rules.md "Variants"); on input, any subset over a preset."""
 
     preset = serializers.ChoiceField(
         choices=RuleSet.PRESETS, required=False, help_text="Start from this preset."

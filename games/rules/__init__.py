@@ -1,7 +1,7 @@
 """The Tongits rules core: pure Python, no Django. Commands in, events out.
 
 ``decide(state, seat, command) -> events`` validates; ``evolve(state, event) -> state`` applies;
-a game's state is always ``fold(events)``. See DESIGN.md for the JSON forms.
+a game's state is always ``fold(events)``. See docs/architecture.md "Contracts" for the JSON forms.
 """
 
 from .cards import CODES as CARD_CODES

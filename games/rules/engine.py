@@ -342,7 +342,7 @@ ACES = RANK_MASKS[0]
 
 
 def time_out(state: GameState) -> list[Event]:
-    """What the server plays for the seat whose deadline passed (RULES.md "Time")."""
+    """What the server plays for the seat whose deadline passed (docs/rules.md "Time")."""
     if not state.in_round:
         raise IllegalMove("no_round_in_play")
     first = TurnTimedOut(state.turn)
@@ -350,7 +350,7 @@ def time_out(state: GameState) -> list[Event]:
 
 
 def resign(state: GameState, seat: int) -> list[Event]:
-    """``resigned`` for ``seat``, then whatever the server plays for it at once (RULES.md
+    """``resigned`` for ``seat``, then whatever the server plays for it at once (docs/rules.md
     "Time": a resigned seat is played by the time-out rule whenever it is to act)."""
     if state.phase not in (DEALING, START, PLAY, DRAW_CALL, ROUND_OVER):
         raise IllegalMove("no_round_in_play", "the match is over")
@@ -367,7 +367,7 @@ def moves_at_once(
 ) -> list[Event]:
     """What the server writes with any write that reaches ``state``, before anyone may act: the
     next deal, when the table deals at once (``deal`` makes it: the server's policy, not a
-    rule), then the moves of a resigned seat to act (RULES.md "Time"). The write door appends
+    rule), then the moves of a resigned seat to act (docs/rules.md "Time"). The write door appends
     them; the verifier expects them."""
     events: list[Event] = []
     s = state
@@ -399,7 +399,7 @@ def abort(state: GameState, reason: str) -> list[Event]:
 
 
 def _play_for(state: GameState) -> list[Event]:
-    """The time-out rule's moves for the seat to act (RULES.md "Time")."""
+    """The time-out rule's moves for the seat to act (docs/rules.md "Time")."""
     seat = state.turn
     events: list[Event] = []
     s = state
@@ -476,7 +476,7 @@ def deck_commitment(salt: str, hands: list[list[str]], stock: list[str]) -> str:
 def seeded_deck(
     server_seed: str, game_id: str, round_no: int, client_seeds: tuple[str, ...] | list[str]
 ) -> list[int]:
-    """The deck a seeded deal shuffles (DESIGN.md "Verifiable games", docs/verifying.md):
+    """The deck a seeded deal shuffles (docs/architecture.md "Verifiable games", docs/verifying.md):
     HMAC-SHA256 of the server seed over the game, round and client seeds keys a counter-mode
     byte stream; a Fisher-Yates shuffle of the canonical deck draws from it without bias."""
     message = json.dumps(

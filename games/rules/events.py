@@ -66,8 +66,9 @@ class RoundStarted(Event):
     stock: tuple[str, ...]
     salt: str = ""
     deck_commitment: str = ""
-    # Seeded shuffles (DESIGN.md "Verifiable games"): the committed server seed (hidden like the
-    # stock while the round runs) and the client seed of each seat ("" when none was sent).
+    # Seeded shuffles (docs/architecture.md "Verifiable games"): the committed server seed
+    # (hidden like the stock while the round runs) and the client seed of each seat ("" when
+    # none was sent).
     server_seed: str = ""
     client_seeds: tuple[str, ...] = ()
 
@@ -141,7 +142,7 @@ class TurnTimedOut(Event):
 
 @dataclass(frozen=True, slots=True)
 class Resigned(Event):
-    """The seat's player left the match: the server plays the seat from now on (RULES.md
+    """The seat's player left the match: the server plays the seat from now on (docs/rules.md
     "Time"), and the player is placed last in the result."""
 
     type: ClassVar[str] = "resigned"

@@ -1,4 +1,4 @@
-"""The options of a Tongits variant (RULES.md, "Variants"), frozen, with named presets."""
+"""The options of a Tongits variant (docs/rules.md, "Variants"), frozen, with named presets."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ class RuleSet:
 
     @classmethod
     def h19(cls) -> RuleSet:
-        """The online room of ``seeds/003_*``: Fight within the turn, a dear burn."""
+        """The H19 online room (docs/rules.md): Fight within the turn, a dear burn."""
         return cls(
             draw_call_timing="in_turn",
             secret_sets=False,

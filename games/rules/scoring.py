@@ -1,4 +1,4 @@
-"""Round scoring and match placements: the one implementation of RULES.md "How a round ends"
+"""Round scoring and match placements: the one implementation of docs/rules.md "How a round ends"
 (who wins, who is burned) and "Payments", on plain ints and lists.
 
 The engine (``engine._end_round``) and the hard bot's playouts (``bots.playout.Sim``) both call

@@ -161,7 +161,7 @@ def report(specs: list[str], tally: Tally, seconds: float) -> str:
         )
     capped = sum(tally.by_reason[e]["turn_cap"] for e in range(3))
     if capped:
-        lines.append(f"rounds settled by the turn cap: {capped} (a bug: see RULES.md)")
+        lines.append(f"rounds settled by the turn cap: {capped} (a bug: see docs/rules.md)")
     return "\n".join(lines)
 
 

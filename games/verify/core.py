@@ -1,4 +1,4 @@
-"""What a player can check without trusting the server (DESIGN.md, "Verifiable games").
+"""What a player can check without trusting the server (docs/architecture.md, "Verifiable games").
 
 Pure: the rules core, the standard library and (for the seal only) ``cryptography``. No Django,
 no database: the server's ``/audit`` and ``manage.py verify_events`` and the offline verifier
@@ -390,7 +390,7 @@ def _check_play(refold: Refold, rec: Record) -> Failure | None:
     owed = moves_at_once(refold.state) if rec.actor == SYSTEM_ACTOR else []
     kind = rec.data.get("type")
     if owed and kind not in SYSTEM_STEPS:
-        # A resigned seat to act is played by the server at once (RULES.md "Time").
+        # A resigned seat to act is played by the server at once (docs/rules.md "Time").
         return refold.replay(SYSTEM_ACTOR, owed)
     expectation = EXPECTATIONS.get(kind, _expect_command)(refold.state, rec)
     if isinstance(expectation, Failure):

@@ -1,5 +1,5 @@
-"""The JSON contract of DESIGN.md: events, rules and snapshots round-trip; outside code can build
-a game from minimal dicts; the command-line tools run."""
+"""The JSON contract of docs/architecture.md "Contracts": events, rules and snapshots round-trip;
+outside code can build a game from minimal dicts; the command-line tools run."""
 
 from __future__ import annotations
 

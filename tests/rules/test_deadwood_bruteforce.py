@@ -1,4 +1,4 @@
-"""``deadwood`` against an independent brute force written from RULES.md alone."""
+"""``deadwood`` against an independent brute force written from docs/rules.md alone."""
 
 from __future__ import annotations
 

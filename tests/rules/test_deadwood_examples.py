@@ -1,4 +1,4 @@
-"""RULES.md "Deadwood": least points left over any arrangement of the hand into melds.
+"""docs/rules.md "Deadwood": least points left over any arrangement of the hand into melds.
 
 Points: ace 1, 2-10 face value, J Q K 10.  Each expected value has its arithmetic beside it.
 """

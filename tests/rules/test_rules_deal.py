@@ -1,4 +1,5 @@
-"""RULES.md "Players, cards, deal" and DESIGN.md new_game / deal / round_started."""
+"""docs/rules.md "Players, cards, deal" and docs/architecture.md "Contracts" new_game / deal /
+round_started."""
 
 import hashlib
 import random

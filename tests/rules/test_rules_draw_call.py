@@ -1,4 +1,4 @@
-"""RULES.md "How a round ends" - Draw (draw_call): calling, answering, comparing deadwood.
+"""docs/rules.md "How a round ends" - Draw (draw_call): calling, answering, comparing deadwood.
 
 Positions come from ``draw_setup``: seat s owns meld MELDS[s] (when opened) and holds exactly
 ``rest[s]`` when the caller starts its turn.  Nobody is blocked.

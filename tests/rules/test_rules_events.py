@@ -1,4 +1,5 @@
-"""DESIGN.md events: JSON form, fold of dicts, purity of decide and evolve."""
+"""docs/architecture.md "Contracts" events: JSON form, fold of dicts, purity of decide and
+evolve."""
 
 import json
 

@@ -1,6 +1,6 @@
-"""RULES.md for the h19 preset: Draw ("Fight") within the turn (``draw_call_timing: in_turn``)
+"""docs/rules.md for the h19 preset: Draw ("Fight") within the turn (``draw_call_timing: in_turn``)
 and its longer block, ``stock_out_tie: last_drawer_loses``, ``draw_folded``, ``first_dealer:
-creator`` and ``stake``; the worked example of ``seeds/003_*`` move by move."""
+creator`` and ``stake``; a worked example of the H19 room move by move."""
 
 import random
 

@@ -1,4 +1,5 @@
-"""DESIGN.md legal_commands: every command the seat may send now, concrete, and nothing else."""
+"""docs/architecture.md "Contracts" legal_commands: every command the seat may send now,
+concrete, and nothing else."""
 
 from games.rules import decide, legal_commands
 from tests.rules.tongits_helpers import (

@@ -1,4 +1,4 @@
-"""RULES.md "Match" and the dealer rotation of "Players, cards, deal"."""
+"""docs/rules.md "Match" and the dealer rotation of "Players, cards, deal"."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""RULES.md "Melds": sets, runs, ace rules, one meld per card, secret sets, opening."""
+"""docs/rules.md "Melds": sets, runs, ace rules, one meld per card, secret sets, opening."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""RULES.md "Payments (chips, per round)": amounts, aces, secret sets, burned penalty, zero sum."""
+"""docs/rules.md "Payments (chips, per round)": amounts, aces, secret sets, burned penalty, zero
+sum."""
 
 from tests.rules.tongits_helpers import (
     CALL,

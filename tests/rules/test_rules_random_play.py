@@ -1,7 +1,7 @@
-"""Random legal play on real 13/12/12/15 deals, checked against RULES.md invariants.
+"""Random legal play on real 13/12/12/15 deals, checked against docs/rules.md invariants.
 
 Every position: cards are conserved, views agree, only the seat to act has commands, every
-listed command is accepted.  Every round end: payouts recomputed from RULES.md "Payments",
+listed command is accepted.  Every round end: payouts recomputed from docs/rules.md "Payments",
 burned seats, deadwood, winner choice, next dealer, match end.
 """
 

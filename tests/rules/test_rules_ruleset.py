@@ -1,4 +1,4 @@
-"""RULES.md "Variants at a glance", "Payments" and "Turn cap": RuleSet options and presets."""
+"""docs/rules.md "Variants at a glance", "Payments" and "Turn cap": RuleSet options and presets."""
 
 import dataclasses
 import json

@@ -1,4 +1,4 @@
-"""RULES.md "How a round ends" - Stock out, Burned (sunog) and Turn cap."""
+"""docs/rules.md "How a round ends" - Stock out, Burned (sunog) and Turn cap."""
 
 from tests.rules.tongits_helpers import (
     DRAW,

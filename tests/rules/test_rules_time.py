@@ -1,4 +1,4 @@
-"""RULES.md "Time": what the server plays for a seat whose deadline passed (time_out)."""
+"""docs/rules.md "Time": what the server plays for a seat whose deadline passed (time_out)."""
 
 from games.rules import event_to_dict, time_out
 from tests.rules.tongits_helpers import (

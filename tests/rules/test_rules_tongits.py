@@ -1,4 +1,4 @@
-"""RULES.md "How a round ends" - Tongits: the moment a hand is empty, that player wins."""
+"""docs/rules.md "How a round ends" - Tongits: the moment a hand is empty, that player wins."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""RULES.md "A turn": draw or take, meld, lay off (sapaw) and its Draw block, discard."""
+"""docs/rules.md "A turn": draw or take, meld, lay off (sapaw) and its Draw block, discard."""
 
 import pytest
 

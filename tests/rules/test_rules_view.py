@@ -1,4 +1,5 @@
-"""DESIGN.md player_view: one seat's JSON view, nothing hidden from it, nothing more."""
+"""docs/architecture.md "Contracts" player_view: one seat's JSON view, nothing hidden from it,
+nothing more."""
 
 import json
 import random

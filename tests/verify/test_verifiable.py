@@ -1,5 +1,5 @@
-"""Verifiable games (DESIGN.md; docs/verifying.md): receipts, the seal, the legality audit, the
-export and the offline verifier, against the real PostgreSQL.
+"""Verifiable games (docs/architecture.md "Contracts"; docs/verifying.md): receipts, the seal,
+the legality audit, the export and the offline verifier, against the real PostgreSQL.
 
 Every tamper test edits the stored rows the way an insider with database access would (the
 append-only trigger off, the chain recomputed, the head's snapshot rewritten, so the chain

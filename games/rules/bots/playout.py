@@ -2,7 +2,7 @@
 
 The engine (``decide``/``evolve``) is exact but builds events, views and command dicts; a playout
 needs none of that, only the rules' consequences, thousands of times per decision. This mirrors
-RULES.md closely (takes, melds, lay-offs and Draw blocks, Tongits, Draw calls at the start of a
+docs/rules.md closely (takes, melds, lay-offs and Draw blocks, Tongits, Draw calls at the start of a
 turn or, under ``in_turn`` timing, also instead of the discard, stock out, burning). Who wins a
 round and what it pays come from ``scoring``, the engine's own functions. It is only ever used to
 *estimate* a decision's worth, so a divergence costs strength, never correctness: the real move
