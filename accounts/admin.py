@@ -13,17 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from core.admin import ReadOnlyAdmin
 
 
 class PlayerStatsInline(admin.StackedInline):

@@ -19,17 +19,7 @@ from django.template.response import TemplateResponse
 from chips import ledger, services
 from chips.errors import InsufficientChips, WalletClosed
 from chips.models import Account, Entry, Posting
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from core.admin import ReadOnlyAdmin
 
 
 class AdjustmentForm(forms.Form):
@@ -44,7 +34,7 @@ class AdjustmentForm(forms.Form):
 
 
 @admin.register(Account)
-class AccountAdmin(ReadOnly):
+class AccountAdmin(ReadOnlyAdmin):
     list_display = ("id", "kind", "user", "game_id", "chips", "chips_in_play", "listed")
     list_filter = ("kind", "listed")
     search_fields = ("user__username", "game_id")
@@ -107,7 +97,7 @@ class PostingInline(admin.TabularInline):
 
 
 @admin.register(Entry)
-class EntryAdmin(ReadOnly):
+class EntryAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "cause", "key", "user", "game_id", "reason")
     list_filter = ("cause",)
     search_fields = ("key", "user__username", "game_id", "reason")

@@ -4,25 +4,12 @@ Changing a game row here would desynchronise the projection from its events, and
 refuses event edits anyway, so every model is view-only.
 """
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from core.admin import ReadOnlyAdmin
 from games.models import Event, Game, Seat
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class SeatInline(admin.TabularInline):
@@ -35,7 +22,7 @@ class SeatInline(admin.TabularInline):
 
 
 @admin.register(Game)
-class GameAdmin(ReadOnly):
+class GameAdmin(ReadOnlyAdmin):
     list_display = (
         "id",
         "status",
@@ -70,7 +57,7 @@ class GameAdmin(ReadOnly):
 
 
 @admin.register(Event)
-class EventAdmin(ReadOnly):
+class EventAdmin(ReadOnlyAdmin):
     list_display = ("game", "seq", "type", "actor", "recorded_at")
     list_filter = ("type",)
     ordering = ("game", "seq")
