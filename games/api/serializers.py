@@ -343,7 +343,8 @@ class GamePayloadSerializer(serializers.Serializer):
     settled = serializers.BooleanField(
         help_text="Nothing is left to book: the match's result (stats, ratings, chips) is "
         "written, or it was aborted with no chips at stake. A match that just ended is "
-        '"finished" and not yet settled; the stream ends once it is.'
+        '"finished" and not yet settled; its stream ends once it is (an aborted table\'s '
+        "stream ends at once)."
     )
     version = serializers.IntegerField(help_text="Send it back as expected_version.")
     seat = serializers.IntegerField(allow_null=True, help_text="Your seat (null: not playing).")
