@@ -29,6 +29,7 @@ from chips import services as chips
 from core.errors import Invalid, NotFound, Unauthenticated
 from games import lobby, play, players
 from games.errors import AlreadyResigned, NotActive, NotStarted
+from games.live import signals as live_signals
 from games.live.models import StreamTicket
 from games.models import Game
 
@@ -258,3 +259,4 @@ def account_delete(*, user: User, password: str) -> None:
     chips.close_wallet(user_id=user.pk)
     token_cache.forget_user(user.pk)
     players.forget(user.pk)
+    live_signals.forget_name(user.pk)  # every process that streams games, on commit

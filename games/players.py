@@ -59,6 +59,18 @@ def names(user_ids: Iterable[int]) -> dict[int, str]:
     return out
 
 
+def remembered(user_ids: Iterable[Any]) -> bool:
+    """Whether every one of these users' names is remembered: showing them needs no query."""
+    now = time.monotonic()
+    with _lock:
+        for uid in user_ids:
+            if isinstance(uid, int):
+                hit = _names.get(uid)
+                if hit is None or hit[0] <= now:
+                    return False
+    return True
+
+
 def present_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Seats of ``game_started`` as shown: a stored ``username`` is dropped (older events carry
     one: upcast on read), the user's current name put in its place."""

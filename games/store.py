@@ -7,8 +7,8 @@ holds the stream's head: ``version``, ``last_hash`` and a snapshot of the state 
 1. ``read(game_id)``: one SELECT of the head (and of a stored idempotent reply, when asked);
 2. ``write(head, ...)``: one statement that updates the head *where its version is still the one
    read* and inserts the events, the idempotency record and a ``pg_notify('game_events',
-   '<game>:<version>')`` only if that update matched. In autocommit it is its own transaction;
-   a NOTIFY fires only on commit.
+   '<game>:<version>:<rows>')`` only if that update matched (``notice``). In autocommit it is
+   its own transaction; a NOTIFY fires only on commit.
 
 Two writers from the same version cannot both succeed: PostgreSQL re-checks the ``version = %s``
 condition after waiting for the other writer's row lock, so the second matches no row and gets
@@ -319,6 +319,27 @@ def chain(
     return rows
 
 
+#: PostgreSQL refuses a NOTIFY payload of 8000 bytes or more.
+NOTICE_LIMIT = 7999
+
+
+def notice(game_id: uuid.UUID, version: int, columns: dict[str, Any], events: str) -> str:
+    """An append's NOTIFY payload: ``<game>:<version>``, and when it fits, ``:`` and a JSON body
+    with the appended rows (``events``, as inserted) and the head columns a reader shows, so a
+    process that follows the game folds it on without a query (``games.live.feed``)."""
+    plain = f"{game_id}:{version}"
+    deadline = columns["turn_deadline"]
+    head = orjson.dumps(
+        {
+            "status": columns["status"],
+            "turn_deadline": deadline.isoformat() if deadline else None,
+            "awaiting": columns["awaiting"],
+        }
+    )
+    text = f'{plain}:{head[:-1].decode()},"rows":{events}}}'
+    return text if len(text.encode()) <= NOTICE_LIMIT else plain
+
+
 def write(
     head: Head,
     rows: Sequence[StoredEvent],
@@ -336,6 +357,20 @@ def write(
     if not rows:
         return None
     last = rows[-1]
+    events = orjson.dumps(
+        [
+            {
+                "seq": r.seq,
+                "type": r.type,
+                "data": r.data,
+                "actor": r.actor,
+                "recorded_at": r.recorded_at.isoformat(),
+                "prev_hash": r.prev_hash,
+                "hash": r.hash,
+            }
+            for r in rows
+        ]
+    ).decode()
     params: dict[str, Any] = {
         "id": head.game_id,
         "expected": head.version,
@@ -343,21 +378,8 @@ def write(
         "last_hash": last.hash,
         "snapshot": orjson.dumps(snapshot).decode(),
         "now": now,
-        "notify": f"{head.game_id}:{last.seq}",
-        "events": orjson.dumps(
-            [
-                {
-                    "seq": r.seq,
-                    "type": r.type,
-                    "data": r.data,
-                    "actor": r.actor,
-                    "recorded_at": r.recorded_at.isoformat(),
-                    "prev_hash": r.prev_hash,
-                    "hash": r.hash,
-                }
-                for r in rows
-            ]
-        ).decode(),
+        "notify": notice(head.game_id, last.seq, columns, events),
+        "events": events,
     }
     for name in COLUMNS:
         params[name] = columns[name]

@@ -275,8 +275,9 @@ TONGITS_PASSWORD_RESET_URL = (
 PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's setting)
 
 # Players' names (resolved at read time: events store user ids) are remembered this long per
-# process; a deleted account's name disappears at once in the process that deleted it.
-TONGITS_NAME_CACHE_SECONDS = env_float("TONGITS_NAME_CACHE_SECONDS", 10.0)
+# process; a deleted account's name disappears at once in the process that deleted it and, on
+# commit, in every process that follows games (its live listener hears the deletion).
+TONGITS_NAME_CACHE_SECONDS = env_float("TONGITS_NAME_CACHE_SECONDS", 60.0)
 # --- Throttling (ops.throttling, accounts.login_throttle) ---------------------------
 
 # The cache the throttles share: Redis when CACHE_URL names one (redis://...), which counts

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,9 +24,9 @@ from games import presenters as present
 from games import selectors, store
 from games.errors import NotStarted
 from games.live.models import StreamTicket
-from games.models import Event, Game, Seat
+from games.models import Game, Seat
 from games.projection import turn_key
-from games.rules import IN_ROUND_PHASES, GameState
+from games.rules import IN_ROUND_PHASES, GameState, fold
 
 TICKET_SECONDS = 60
 
@@ -75,13 +75,38 @@ def open_game_stream(*, game_id: uuid.UUID | str, user: Any, after: int) -> Open
     return OpenedStream(game_id=str(head.game_id), user_id=user.pk, seat=seat, after=after)
 
 
+@dataclass(frozen=True)
+class GameHead:
+    """What a reader needs of the game's row (no model instance: reads built from a notice have
+    none)."""
+
+    game_id: str
+    status: str
+    turn_deadline: datetime | None
+    settled_at: datetime | None
+    awaiting: str
+
+
+@dataclass(frozen=True)
+class LiveRow:
+    """An event row as a notice carries it: the fields of ``games_event`` that readers show."""
+
+    seq: int
+    type: str
+    data: dict[str, Any]
+    actor: str
+    recorded_at: datetime
+    prev_hash: str
+    hash: str
+
+
 @dataclass
 class GameRead:
-    """One read of a game: its row, its state and the event rows after a seq."""
+    """One read of a game: its head, its state and the event rows after a seq."""
 
-    game: Game
+    game: GameHead
     state: GameState
-    rows: list[Event]
+    rows: list[Any]  # Event rows, or LiveRows from a notice
 
     @property
     def version(self) -> int:
@@ -107,7 +132,51 @@ def read_game(game_id: str, after: int) -> GameRead:
     rows = []
     if after < state.version:
         rows = list(store.load_events(game.pk, after=after, upto=state.version))
-    return GameRead(game=game, state=state, rows=rows)
+    head = GameHead(str(game.pk), game.status, game.turn_deadline, game.settled_at, game.awaiting)
+    return GameRead(game=head, state=state, rows=rows)
+
+
+def jsonb_order(value: Any) -> Any:
+    """``value`` with every object's keys in the order PostgreSQL's jsonb keeps them (shorter
+    keys first, then bytewise), so an event from a notice renders to the same bytes as the
+    stored row that ``/events`` reads."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda key: (len(key.encode()), key.encode()))
+        return {key: jsonb_order(value[key]) for key in keys}
+    if isinstance(value, list):
+        return [jsonb_order(item) for item in value]
+    return value
+
+
+def read_from_notice(previous: GameRead, note: dict[str, Any]) -> GameRead | None:
+    """The read that follows ``previous`` from an append's notice (``store.notice_body``): its
+    rows, its head columns and the state folded on from ``previous.state``, without a query.
+    ``None`` when the notice does not follow on from ``previous`` (a notice missed or doubled:
+    the reader queries instead)."""
+    stored = note["rows"]
+    if not stored or stored[0]["seq"] != previous.version + 1:
+        return None
+    rows = [
+        LiveRow(
+            seq=row["seq"],
+            type=row["type"],
+            data=jsonb_order(row["data"]),
+            actor=row["actor"],
+            recorded_at=datetime.fromisoformat(row["recorded_at"]),
+            prev_hash=row["prev_hash"],
+            hash=row["hash"],
+        )
+        for row in stored
+    ]
+    state = fold([row.data for row in rows], previous.state)
+    deadline = note["turn_deadline"]
+    head = replace(
+        previous.game,
+        status=note["status"],
+        turn_deadline=datetime.fromisoformat(deadline) if deadline else None,
+        awaiting=note["awaiting"],
+    )
+    return GameRead(game=head, state=state, rows=rows)
 
 
 def view_payload(read: GameRead, seat: int | None) -> dict[str, Any]:
@@ -115,7 +184,7 @@ def view_payload(read: GameRead, seat: int | None) -> dict[str, Any]:
     stream adds ``server_time`` when it sends it."""
     game = read.game
     return present.view_frame(
-        game.pk, game.status, game.turn_deadline, game.settled_at, read.state, seat
+        game.game_id, game.status, game.turn_deadline, game.settled_at, read.state, seat
     )
 
 

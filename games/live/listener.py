@@ -1,12 +1,15 @@
 """The per-process LISTEN connection, and the wake-ups it hands to streams and long-polls.
 
 Every append (``games.store.write``) runs ``SELECT pg_notify('game_events',
-'<game_id>:<version>')`` inside its transaction, so PostgreSQL delivers the notice on commit,
-never for a rolled-back move. Each web process keeps ONE async psycopg connection that LISTENs
-on that channel (``Listener``, started by the first stream or long-poll of the process's event
-loop). A notice is only a wake-up call: the hub of that game wakes the streams that follow it,
-and each reads the rows after its own last seq from ``games_event``. Nothing is copied, so a lost
-or doubled notice can delay a stream but never corrupt it.
+'<game_id>:<version>[:<rows>]')`` inside its transaction, so PostgreSQL delivers the notice on
+commit, never for a rolled-back move. Each web process keeps ONE async psycopg connection that
+LISTENs on that channel (``Listener``, started by the first stream or long-poll of the process's
+event loop). A notice is only a wake-up call: the hub of that game wakes the streams that follow it,
+and each takes the rows after its own last seq. An append's notice carries its rows and the head
+columns (``games.store.notice``): the hub folds them onto the state it holds, so a move costs its
+followers no query. A notice that does not follow on from the hub's state (one missed while the
+connection was down, or too large to carry its rows) makes the hub read ``games_event`` instead,
+so a lost or doubled notice can delay a stream but never corrupt it.
 
 - ``GameHub``: one per followed game; an ``asyncio.Event`` replaced at every wake (a waiter that
   took the event before reading cannot miss a notice that arrives while it reads) and one shared,
@@ -31,17 +34,21 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import orjson
 import psycopg
 from django.conf import settings
 
+from games import players
 from games.live import db, feed
-from games.live.signals import CHANNEL
+from games.live.signals import CHANNEL, FORGET
 
 logger = logging.getLogger(__name__)
 
 CONNECT_WAIT_SECONDS = 5.0
 MAX_BACKOFF_SECONDS = 5.0
 SEAT_CACHE_SIZE = 10_000
+#: Rows (and their rendered frames) a hub keeps behind the game's version.
+KEEP_ROWS = 64
 APPLICATION_NAME = "tongits-live-listener"
 
 
@@ -92,6 +99,35 @@ class GameHub(Hub):
         # Seats with a stream open here (None: a reader without a seat), and how many.
         self.followers: collections.Counter = collections.Counter()
 
+    def offer(self, body: str) -> None:
+        """An append's notice with its rows (``store.notice``), before the wake it brings: when
+        it follows on from the read the hub holds, it becomes the next read, with no query."""
+        current = self._read
+        if current is None or self._read_gen != self.gen:
+            return  # nothing read, or a read is due anyway: the wake's read queries
+        try:
+            new = feed.read_from_notice(current, orjson.loads(body))
+        except Exception:  # a notice is only a wake-up call: never let one break the hub
+            logger.exception("live: could not fold the notice of %s", self.key)
+            new = None
+        if new is None:
+            return
+        for row in new.rows:
+            self.rows[row.seq] = row
+        self.view_cache.clear()
+        self._read, self._read_gen = new, self.gen + 1  # current as of the wake that follows
+        self._prune(new.version - KEEP_ROWS)
+
+    def _prune(self, oldest: int) -> None:
+        """Keep the recent rows and frames only (none at or before ``oldest``): a stream that
+        far behind reads its rows again."""
+        if len(self.rows) <= 2 * KEEP_ROWS:
+            return
+        for seq in [seq for seq in self.rows if seq <= oldest]:
+            del self.rows[seq]
+        for key in [key for key in self.rendered if key[0] <= oldest]:
+            del self.rendered[key]
+
     async def read(self, after: int, render: Render | None = None) -> feed.GameRead:
         """The game as of the latest wake, with every row after ``after`` in ``self.rows``.
 
@@ -119,6 +155,7 @@ class GameHub(Hub):
                 self.rendered.update(frames)
                 self.view_cache.update(views)
                 self._read, self._read_gen = current, gen
+                self._prune(min(after, current.version - KEEP_ROWS))
             return current
 
 
@@ -183,9 +220,17 @@ class Listener:
 
     def dispatch(self, payload: str) -> None:
         self.notices += 1
-        game_id, _, version = payload.partition(":")
+        if payload.startswith(FORGET):
+            user_id = payload[len(FORGET) :]
+            if user_id.isdigit():
+                players.forget(int(user_id))
+            return
+        game_id, _, rest = payload.partition(":")
+        version, _, body = rest.partition(":")
         hub = self.games.get(game_id)
         if hub is not None:
+            if body:
+                hub.offer(body)
             hub.wake()
         if self.users:
             started = version.isdigit() and int(version) > 0

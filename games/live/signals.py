@@ -14,11 +14,20 @@ from django.db import connections
 from django.db.models.signals import post_save
 
 CHANNEL = "game_events"
+#: A notice that names no game: ``forget:<user id>``.
+FORGET = "forget:"
 
 
 def notify(game_id: Any, version: int, using: str = "default") -> None:
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"{game_id}:{version}"])
+
+
+def forget_name(user_id: int, using: str = "default") -> None:
+    """On commit, every process that follows games forgets the name it remembers for this user
+    (``forget:<id>``: the account was deleted), instead of showing it until it expires."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"{FORGET}{user_id}"])
 
 
 def _game_saved(sender: Any, instance: Any, created: bool, update_fields: Any, **kwargs: Any):

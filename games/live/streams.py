@@ -19,19 +19,19 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from rest_framework.renderers import JSONRenderer
+import orjson
 
+from games import players
 from games import presenters as present
 from games.live import db, feed, listener
 
 KEEP_ALIVE_SECONDS = 15.0
 RETRY_MILLISECONDS = 1000
-_renderer = JSONRenderer()
 
 
 def to_json(value: Any) -> bytes:
-    """The same bytes DRF's JSON renderer gives ``/events`` (compact, UTF-8)."""
-    return _renderer.render(value)
+    """The same bytes the API's renderer (orjson) gives ``/events``: compact, UTF-8."""
+    return orjson.dumps(value)
 
 
 def frame(event: str, data: bytes, event_id: int | None = None) -> bytes:
@@ -87,6 +87,34 @@ def _event_frame(row: Any, seat: int | None, reveal: bool) -> bytes:
     return frame(row.type, to_json(present.feed_item(row, seat, reveal)), row.seq)
 
 
+def _seated_users(read: feed.GameRead) -> list[Any]:
+    return [seat.get("user_id") for seat in read.state.seats if seat.get("kind", "user") == "user"]
+
+
+async def _render_in_pool(
+    hub: listener.GameHub,
+    rows: dict[int, Any],
+    missing: list[int],
+    read: feed.GameRead,
+    seat: int | None,
+    reveal: bool,
+    want_view: bool,
+    view_key: tuple,
+) -> tuple[list[tuple[int, bytes]], bytes | None]:
+    """``_render`` in the pool, where showing the seats may look players' names up (a query).
+    The streams of one seat woken together share the render (shielded: one stream closing
+    does not cancel it for the others)."""
+    key = (tuple(missing), seat, reveal, want_view, view_key)
+    task = hub.rendering.get(key)
+    if task is None:
+        task = asyncio.ensure_future(
+            db.run(_render, rows, missing, read, seat, reveal, want_view, hub.view_cache)
+        )
+        hub.rendering[key] = task
+        task.add_done_callback(lambda _done, key=key: hub.rendering.pop(key, None))
+    return await asyncio.shield(task)
+
+
 def _view_key(read: feed.GameRead) -> tuple:
     return (read.version, read.game.status, read.game.turn_deadline, read.done)
 
@@ -121,30 +149,24 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             seqs = range(last + 1, read.version + 1)
             view_key = _view_key(read)
             want_view = bool(seqs) or view_key != last_view
-            missing = [seq for seq in seqs if (seq, seat, reveal) not in hub.rendered]
-            fresh: dict[int, bytes] = {}
+            # Taken now: the hub may drop old frames while this stream waits for its render.
+            fresh = {
+                seq: hub.rendered[(seq, seat, reveal)]
+                for seq in seqs
+                if (seq, seat, reveal) in hub.rendered
+            }
+            missing = [seq for seq in seqs if seq not in fresh]
             if missing or (want_view and (seat, view_key) not in hub.view_cache):
-                # Rendered in the pool: showing seats resolves players' names (a query). The
-                # streams of one seat woken together share the render (shielded: one stream
-                # closing does not cancel it for the others).
-                key = (tuple(missing), seat, reveal, want_view, view_key)
-                task = hub.rendering.get(key)
-                if task is None:
-                    task = asyncio.ensure_future(
-                        db.run(
-                            _render,
-                            {seq: hub.rows[seq] for seq in missing},
-                            missing,
-                            read,
-                            seat,
-                            reveal,
-                            want_view,
-                            hub.view_cache,
-                        )
+                rows = {seq: hub.rows[seq] for seq in missing}
+                if players.remembered(_seated_users(read)):
+                    # Nothing to look up: rendered here, with no trip to the pool.
+                    frames, view = _render(
+                        rows, missing, read, seat, reveal, want_view, hub.view_cache
                     )
-                    hub.rendering[key] = task
-                    task.add_done_callback(lambda _done, key=key: hub.rendering.pop(key, None))
-                frames, view = await asyncio.shield(task)
+                else:
+                    frames, view = await _render_in_pool(
+                        hub, rows, missing, read, seat, reveal, want_view, view_key
+                    )
                 fresh.update(frames)
                 for seq, data in frames:
                     if seq not in hub.rows or hub.rows[seq].type != "game_started":
@@ -153,7 +175,7 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
                     hub.view_cache[(seat, view_key)] = view
             # game_started names the players: rendered for each stream, never kept, so a
             # deleted player's name does not outlive the account in this process.
-            out = [fresh.get(seq) or hub.rendered[(seq, seat, reveal)] for seq in seqs]
+            out = [fresh[seq] for seq in seqs]
             last = read.version
             if want_view:
                 out.append(frame("view", with_server_time(hub.view_cache[(seat, view_key)])))

@@ -1,0 +1,693 @@
+"""Players per node: tables of three people who follow their streams and think before they move
+(`make bench-players`).
+
+    .venv/bin/python scripts/bench_players.py                       (steps 250,500,750,1000,1250)
+    .venv/bin/python scripts/bench_players.py --steps 100,200 --seconds 30 --runs 3
+
+It starts the stack as `make run` does (``python -m ops.stack``: web processes, worker,
+scheduler, beat; the defaults, throttles as shipped) on a scratch database
+``tongits_bench_players`` of the local PostgreSQL, with Redis database 12 as the broker, on a
+free port, and stops it at the end. The load generator's address is in
+``TONGITS_THROTTLE_EXEMPT``: every request is counted by the throttles, none refused (thousands
+of players come from one address here).
+
+Users and tables come through the services, not the API (the fast path: registering thousands
+of users over HTTP would spend minutes hashing passwords): ``create_user`` with a fast password
+hasher, ``accounts.services.session_create`` for each token, ``games.lobby`` to create, accept
+and start each table (untimed, first to 99 wins, so no table ends during the run).
+
+Each player is two connections of its own, kept open: its game's stream (SSE), and one for its
+commands. A player acts only when a ``view`` frame (or its last command's answer) gives it legal
+commands: it thinks 1.5 to 4.5 s, then POSTs the greedy bot's choice with the version it saw.
+Nobody polls. The players run in ``--procs`` processes (whole tables in each), on the same
+cores as the server.
+
+For each step (tables added to those already playing), after a warm-up, over ``--seconds`` it
+prints: moves per second (commands answered 200), POST p50/p95/p99, stream p50/p95/p99 (from
+the moment a player's POST answer arrived to the moment each other seat's stream delivered that
+move's last event), CPU milliseconds per move of each part (web processes, PostgreSQL, worker,
+scheduler and beat, the load generator), the cores busy, resident memory per stream (idle: all
+streams open before anyone plays; playing: at the end of the step), and errors (5xx, refused,
+timed out, unexpected answers) and dropped streams. At the end, the largest step that met both
+targets (POST p99 <= 100 ms, stream p95 <= 100 ms, no error, no dropped stream).
+
+A benchmark, not a test: it asserts nothing. Run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import random
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+THINK = (1.5, 4.5)
+POST_TARGET_MS = 100.0
+STREAM_TARGET_MS = 100.0
+DATABASE = "postgres://postgres@127.0.0.1:5432/tongits_bench_players"
+BROKER = "redis://127.0.0.1:6379/12"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# ---------------------------------------------------------------- set-up (services)
+
+
+def make_tables(database_url: str, count: int, tag: str) -> list[tuple[str, list[str]]]:
+    """(game id, the three players' tokens) for ``count`` new started tables."""
+    os.environ["DATABASE_URL"] = database_url
+    os.environ["DJANGO_SETTINGS_MODULE"] = "tongits_site.settings"
+    os.environ["TONGITS_DEAL_INLINE"] = "1"  # set-up only: the first deal without a worker
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connections
+
+    from accounts.services import session_create
+    from games import lobby
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    users = get_user_model()
+    out = []
+    for t in range(count):
+        seated = [
+            users.objects.create_user(f"p{tag}t{t}s{s}", password="bench-passphrase-0192")
+            for s in range(3)
+        ]
+        seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in seated[1:]]
+        rules = {"preset": "standard", "wins_to_match": 99, "turn_seconds": 0}
+        game = lobby.table_create(user=seated[0], rules=rules, seats=seats)
+        for invited in seated[1:]:  # a seat given by name is an invitation
+            lobby.table_respond(game_id=game.pk, user=invited, accept=True)
+        lobby.table_start(game_id=game.pk, user=seated[0])
+        out.append((str(game.pk), [session_create(user=u)[1] for u in seated]))
+    connections.close_all()
+    return out
+
+
+# ---------------------------------------------------------------- the players (asyncio)
+
+
+class Http:
+    """One kept-alive HTTP/1.1 connection (a plain asyncio stream: the load generator shares
+    the server's cores, and every microsecond it spends is one the server does not get)."""
+
+    def __init__(self, host: str, port: int, token: str) -> None:
+        self.host, self.port = host, port
+        self.head = (
+            f"Host: {host}:{port}\r\nAuthorization: Token {token}\r\n"
+            "Content-Type: application/json\r\n"
+        ).encode()
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def connect(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        sock = self.writer.get_extra_info("socket")
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+    async def send(self, method: str, path: str, body: bytes = b"", extra: bytes = b"") -> None:
+        if self.writer is None:
+            await self.connect()
+        assert self.writer is not None
+        self.writer.write(
+            b"%s %s HTTP/1.1\r\n%s%sContent-Length: %d\r\n\r\n%s"
+            % (method.encode(), path.encode(), self.head, extra, len(body), body)
+        )
+
+    async def head_of_answer(self) -> tuple[int, dict[bytes, bytes]]:
+        assert self.reader is not None
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw[:-4].split(b"\r\n")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip().lower()
+        return int(lines[0].split(b" ", 2)[1]), headers
+
+    async def chunk(self) -> bytes:
+        """One chunk of a chunked body (b"" at its end)."""
+        assert self.reader is not None
+        size = int((await self.reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+        data = await self.reader.readexactly(size + 2)
+        return data[:-2]
+
+    async def call(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        """One request; on a kept-alive connection the server closed while idle (its keep-alive
+        time-out), once more on a new one, as an app's HTTP client does."""
+        reused = self.writer is not None
+        try:
+            return await self._call(method, path, body)
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            self.close()
+            if not reused or (isinstance(exc, asyncio.IncompleteReadError) and exc.partial):
+                raise
+        return await self._call(method, path, body)
+
+    async def _call(self, method: str, path: str, body: bytes) -> tuple[int, bytes]:
+        await self.send(method, path, body)
+        assert self.reader is not None
+        status, headers = await self.head_of_answer()
+        if b"content-length" in headers:
+            data = await self.reader.readexactly(int(headers[b"content-length"]))
+        else:
+            parts = []
+            while part := await self.chunk():
+                parts.append(part)
+            await self.reader.readuntil(b"\r\n")
+            data = b"".join(parts)
+        if headers.get(b"connection") == b"close":
+            self.close()
+        return status, data
+
+
+@dataclass
+class Window:
+    """What one process saw during a measured window."""
+
+    posts: list[float] = field(default_factory=list)  # ms
+    streams: list[float] = field(default_factory=list)  # ms
+    moves: int = 0
+    conflicts: int = 0
+    errors: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+
+class Table:
+    def __init__(self, game: str, tokens: list[str]) -> None:
+        self.game = game
+        self.tokens = tokens
+        # seq -> when this process saw the POST answer that appended it, and its seat
+        self.answered: dict[int, tuple[float, int]] = {}
+        # seq -> {seat: when its stream delivered it}
+        self.seen: dict[int, dict[int, float]] = {}
+
+
+class Players:
+    """Every player of some tables, in one event loop."""
+
+    def __init__(self, host: str, port: int, seed: int) -> None:
+        from games.rules.bots import GreedyBot
+
+        self.host, self.port = host, port
+        self.rng = random.Random(seed)
+        self.bot = GreedyBot()
+        self.window: Window | None = None
+        self.hold = True  # nobody acts until released (the idle memory is measured first)
+        self.ready = 0
+        self.tasks: list[asyncio.Task] = []
+        self.tables: list[Table] = []
+        self.released = asyncio.Event()
+
+    def note_seen(self, table: Table, seat: int, seq: int, now: float) -> None:
+        answered = table.answered.get(seq)
+        if answered is not None and answered[1] != seat and self.window is not None:
+            self.window.streams.append(max(0.0, now - answered[0]) * 1000)
+        elif answered is None:
+            table.seen.setdefault(seq, {})[seat] = now
+
+    def note_answered(self, table: Table, seat: int, seq: int, now: float) -> None:
+        table.answered[seq] = (now, seat)
+        early = table.seen.pop(seq, None)
+        if early and self.window is not None:
+            for other, at in early.items():
+                if other != seat:
+                    self.window.streams.append(max(0.0, at - now) * 1000)
+        if len(table.answered) > 64:  # only recent moves are waited for
+            for old in sorted(table.answered)[:-32]:
+                del table.answered[old]
+        if len(table.seen) > 64:
+            for old in sorted(table.seen)[:-32]:
+                del table.seen[old]
+
+    def error(self, text: str) -> None:
+        if self.window is not None:
+            self.window.errors.append(text)
+
+    async def player(self, table: Table, seat: int) -> None:
+        """Follow the stream; act after thinking whenever it is this seat's move."""
+        token = table.tokens[seat]
+        stream = Http(self.host, self.port, token)
+        commands = Http(self.host, self.port, token)
+        path = f"/api/v1/games/{table.game}/stream"
+        last_id = 0
+        acting: asyncio.Task | None = None
+        latest: dict[str, Any] = {}
+        first = True
+
+        async def act() -> None:
+            nonlocal latest
+            while True:
+                await asyncio.sleep(self.rng.uniform(*THINK))
+                await self.released.wait()
+                view = latest
+                if not view.get("legal_commands"):
+                    return
+                command = self.bot.choose(view["view"], view["legal_commands"], self.rng)
+                body = orjson.dumps({"command": command, "expected_version": view["version"]})
+                sent = time.perf_counter()
+                try:
+                    status, data = await asyncio.wait_for(
+                        commands.call("POST", f"/api/v1/games/{table.game}/commands", body), 30
+                    )
+                except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
+                    commands.close()
+                    self.error(f"POST {type(exc).__name__}")
+                    return
+                now = time.perf_counter()
+                if status == 200:
+                    answer = orjson.loads(data)
+                    if self.window is not None:
+                        self.window.posts.append((now - sent) * 1000)
+                        self.window.moves += 1
+                    self.note_answered(table, seat, answer["version"], now)
+                    if answer["game"]["version"] >= latest.get("version", 0):
+                        latest = answer["game"]
+                elif status == 409:  # the table moved on meanwhile: wait for its view
+                    if self.window is not None:
+                        self.window.conflicts += 1
+                    return
+                else:
+                    self.error(f"POST {status} {data[:120]!r}")
+                    return
+
+        while True:
+            try:
+                await stream.send(
+                    "GET",
+                    path,
+                    extra=b"Accept: text/event-stream\r\nLast-Event-ID: %d\r\n" % last_id,
+                )
+                status, headers = await stream.head_of_answer()
+                if status != 200:
+                    self.error(f"stream {status}")
+                    await asyncio.sleep(1.0)
+                    stream.close()
+                    continue
+                buffer = b""
+                while True:
+                    part = await stream.chunk()
+                    if not part:
+                        raise ConnectionResetError("stream ended")
+                    now = time.perf_counter()
+                    buffer += part
+                    *frames, buffer = buffer.split(b"\n\n")
+                    for raw in frames:
+                        if raw.startswith(b"id: "):
+                            seq = int(raw[4 : raw.index(b"\n")])
+                            last_id = seq
+                            self.note_seen(table, seat, seq, now)
+                        elif raw.startswith(b"event: view"):
+                            view = orjson.loads(raw[raw.index(b"data: ") + 6 :])
+                            if view["version"] >= latest.get("version", 0):
+                                latest = view
+                            if first:
+                                first = False
+                                self.ready += 1
+                            if latest.get("legal_commands") and (acting is None or acting.done()):
+                                acting = asyncio.create_task(act())
+                        elif raw.startswith(b"event: end"):
+                            self.error("stream ended by the server")
+                            return
+            except (OSError, asyncio.IncompleteReadError, ConnectionResetError) as exc:
+                stream.close()
+                if self.window is not None:
+                    self.window.dropped += 1
+                    self.window.errors.append(f"stream dropped: {type(exc).__name__}")
+                await asyncio.sleep(1.0)  # then resume after the last id, as an app would
+
+    def add(self, tables: list[tuple[str, list[str]]]) -> None:
+        for game, tokens in tables:
+            table = Table(game, tokens)
+            self.tables.append(table)
+            for seat in range(3):
+                self.tasks.append(asyncio.create_task(self.player(table, seat)))
+
+
+def client_main(host: str, port: int, seed: int, conn: Any) -> None:
+    """A load process: obeys the parent's ('add', tables) / ('release',) / ('start',) / ('end',)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    import gc
+
+    gc.freeze()
+
+    async def run() -> None:
+        players = Players(host, port, seed)
+        loop = asyncio.get_running_loop()
+        while True:
+            message = await loop.run_in_executor(None, conn.recv)
+            if message[0] == "add":
+                expected = players.ready + 3 * len(message[1])
+                players.add(message[1])
+                deadline = time.monotonic() + 180
+                while players.ready < expected and time.monotonic() < deadline:
+                    await asyncio.sleep(0.1)
+                conn.send(("ready", players.ready, expected))
+            elif message[0] == "release":
+                players.hold = False
+                players.released.set()
+                conn.send(("released",))
+            elif message[0] == "start":
+                players.window = Window()
+                conn.send(("started",))
+            elif message[0] == "end":
+                window, players.window = players.window, None
+                conn.send(("window", window))
+            elif message[0] == "stop":
+                for task in players.tasks:
+                    task.cancel()
+                conn.send(("stopped",))
+                return
+
+    asyncio.run(run())
+
+
+# ---------------------------------------------------------------- measuring the machine
+
+
+PARTS = ("web", "postgres", "worker", "scheduler", "beat", "redis", "load")
+
+
+def _classify(command: str, pid: int, load_pids: set[int]) -> str | None:
+    if pid in load_pids:
+        return "load"
+    if "gunicorn" in command or "uvicorn" in command:
+        return "web"
+    if command.startswith("postgres") or "/postgres" in command.split(" ")[0]:
+        return "postgres"
+    if "celery" in command and " worker" in command:
+        return "worker"
+    if "celery" in command and " beat" in command:
+        return "beat"
+    if "run_scheduler" in command:
+        return "scheduler"
+    if "redis-server" in command:
+        return "redis"
+    return None
+
+
+def cpu_by_part(load_pids: set[int], stack: int) -> tuple[dict[str, float], dict[str, int]]:
+    """CPU seconds so far of each part (living processes' own time plus what their reaped
+    children used) and the resident memory of the web processes, from /proc. The stack's
+    parts are the descendants of its runner (``stack``); PostgreSQL and Redis are the
+    machine's servers."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    page = os.sysconf("SC_PAGE_SIZE")
+    cpu = dict.fromkeys(PARTS, 0.0)
+    rss = {"web": 0}
+    seen: dict[int, tuple[int, str, list[str]]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        seen[int(entry.name)] = (int(fields[1]), command, fields)
+
+    def in_stack(pid: int) -> bool:
+        while pid > 1 and pid in seen:
+            if pid == stack:
+                return True
+            pid = seen[pid][0]
+        return False
+
+    for pid, (_, command, fields) in seen.items():
+        part = _classify(command, pid, load_pids)
+        if part is None or (part not in ("postgres", "redis", "load") and not in_stack(pid)):
+            continue
+        cpu[part] += sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+        if part == "web":
+            rss["web"] += int(fields[21]) * page
+    return cpu, rss
+
+
+def busy_cores() -> tuple[float, float]:
+    """(busy, total) jiffies of the whole machine so far."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values)
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# ---------------------------------------------------------------- the stack
+
+
+def start_stack(port: int, database_url: str, broker: str) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env.pop("DJANGO_DEBUG", None)
+    env.update(
+        DATABASE_URL=database_url,
+        CELERY_BROKER_URL=broker,
+        PORT=str(port),
+        TONGITS_VAR_DIR=str(ROOT / "var" / "bench-players"),
+        LOG_LEVEL="WARNING",
+        # Thousands of players from one address: counted by the throttles, never refused.
+        TONGITS_THROTTLE_EXEMPT="127.0.0.1,::1",
+    )
+    log = ROOT / "var" / "bench-players.log"
+    log.parent.mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ops.stack"],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def wait_healthy(port: int, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                sock.sendall(
+                    b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                )
+                if sock.recv(64).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise SystemExit("the stack's /healthz did not answer; see var/bench-players.log")
+
+
+def reset_database(database_url: str) -> None:
+    import psycopg
+
+    url = urllib.parse.urlsplit(database_url)
+    name = url.path.lstrip("/")
+    with psycopg.connect(
+        host=url.hostname,
+        port=url.port or 5432,
+        user=url.username or "postgres",
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    env = {**os.environ, "DATABASE_URL": database_url}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+
+
+# ---------------------------------------------------------------- one run
+
+
+def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
+    steps = [int(s) for s in args.steps.split(",")]
+    reset_database(args.database_url)
+    tag = f"{run}x{int(time.time()) % 100000}"
+    started = time.monotonic()
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:  # set-up on both cores
+        halves = pool.starmap(
+            make_tables,
+            [
+                (args.database_url, steps[-1] // 2, f"{tag}a"),
+                (args.database_url, steps[-1] - steps[-1] // 2, f"{tag}b"),
+            ],
+        )
+    tables = [t for pair in zip(*halves, strict=False) for t in pair]
+    tables += halves[0][len(halves[1]) :]
+    print(
+        f"run {run}: {len(tables)} tables of 3 users made in {time.monotonic() - started:.0f} s",
+        flush=True,
+    )
+
+    port = free_port()
+    stack = start_stack(port, args.database_url, args.broker)
+    rows: list[dict[str, Any]] = []
+    fork = multiprocessing.get_context("fork")
+    pipes, procs = [], []
+    try:
+        wait_healthy(port)
+        time.sleep(3.0)  # past the stack's start-up work
+        for i in range(args.procs):
+            parent, child = fork.Pipe()
+            proc = fork.Process(target=client_main, args=("127.0.0.1", port, 1000 * run + i, child))
+            proc.start()
+            pipes.append(parent)
+            procs.append(proc)
+        load_pids = {os.getpid(), *(p.pid for p in procs)}
+
+        def ask(messages: list[Any]) -> list[Any]:
+            for pipe, message in zip(pipes, messages, strict=True):
+                pipe.send(message)
+            return [pipe.recv() for pipe in pipes]
+
+        _, rss = cpu_by_part(load_pids, stack.pid)
+        rss_empty = rss["web"]
+        playing = 0
+        for n, step in enumerate(steps):
+            new = tables[playing:step]
+            shares = [new[i :: args.procs] for i in range(args.procs)]
+            answers = ask([("add", share) for share in shares])
+            ready = sum(a[1] for a in answers)
+            time.sleep(2.0)
+            _, rss = cpu_by_part(load_pids, stack.pid)
+            row: dict[str, Any] = {"tables": step, "streams": 3 * step, "ready": ready}
+            if n == 0:
+                row["idle_kib"] = (rss["web"] - rss_empty) / max(1, 3 * step) / 1024
+                ask([("release",)] * args.procs)
+            playing = step
+            time.sleep(args.warmup)
+            ask([("start",)] * args.procs)
+            cpu0, _ = cpu_by_part(load_pids, stack.pid)
+            busy0, total0 = busy_cores()
+            t0 = time.monotonic()
+            time.sleep(args.seconds)
+            windows = [a[1] for a in ask([("end",)] * args.procs)]
+            elapsed = time.monotonic() - t0
+            cpu1, rss = cpu_by_part(load_pids, stack.pid)
+            busy1, total1 = busy_cores()
+            moves = sum(w.moves for w in windows)
+            posts = [x for w in windows for x in w.posts]
+            streams = [x for w in windows for x in w.streams]
+            errors = [e for w in windows for e in w.errors]
+            row.update(
+                moves_per_s=moves / elapsed,
+                post=(pct(posts, 0.5), pct(posts, 0.95), pct(posts, 0.99)),
+                stream=(pct(streams, 0.5), pct(streams, 0.95), pct(streams, 0.99)),
+                cpu_ms={p: (cpu1[p] - cpu0[p]) * 1000 / max(1, moves) for p in PARTS},
+                cores=(busy1 - busy0) / (total1 - total0) * os.cpu_count(),
+                playing_kib=(rss["web"] - rss_empty) / (3 * step) / 1024,
+                errors=len(errors),
+                error_kinds=sorted(set(errors))[:5],
+                dropped=sum(w.dropped for w in windows),
+                conflicts=sum(w.conflicts for w in windows),
+                samples=len(streams),
+            )
+            rows.append(row)
+            print_row(row)
+        ask([("stop",)] * args.procs)
+    finally:
+        for proc in procs:
+            proc.join(10)
+            if proc.is_alive():
+                proc.kill()
+        os.killpg(stack.pid, signal.SIGINT)
+        stack.wait(60)
+    return rows
+
+
+HEADER = (
+    f"{'tables':>6} {'moves/s':>8} {'POST p50/p95/p99 ms':>21} {'stream p50/p95/p99 ms':>23} "
+    f"{'web':>6} {'pg':>5} {'wrk':>5} {'sch+bt':>6} {'load':>5} {'cores':>5} "
+    f"{'KiB/stream':>10} {'err':>4} {'drop':>4} {'409':>4}"
+)
+
+
+def print_row(row: dict[str, Any]) -> None:
+    cpu = row["cpu_ms"]
+    post, stream = row["post"], row["stream"]
+    memory = f"{row.get('idle_kib', float('nan')):.0f}i/{row['playing_kib']:.0f}p"
+    print(
+        f"{row['tables']:>6} {row['moves_per_s']:8.1f} "
+        f"{post[0]:6.1f}/{post[1]:6.1f}/{post[2]:6.1f}  "
+        f"{stream[0]:6.1f}/{stream[1]:6.1f}/{stream[2]:6.1f}  "
+        f"{cpu['web']:6.2f} {cpu['postgres']:5.2f} {cpu['worker']:5.2f} "
+        f"{cpu['scheduler'] + cpu['beat']:6.2f} {cpu['load']:5.2f} {row['cores']:5.2f} "
+        f"{memory:>10} {row['errors']:>4} {row['dropped']:>4} {row['conflicts']:>4}"
+        + (f"  {row['error_kinds']}" if row["errors"] else ""),
+        flush=True,
+    )
+
+
+def meets(row: dict[str, Any]) -> bool:
+    return (
+        row["post"][2] <= POST_TARGET_MS
+        and row["stream"][1] <= STREAM_TARGET_MS
+        and row["errors"] == 0
+        and row["dropped"] == 0
+        and row["ready"] == row["streams"]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", default="250,500,750,1000,1250", help="tables at each step")
+    parser.add_argument("--seconds", type=float, default=30.0, help="the measured window")
+    parser.add_argument("--warmup", type=float, default=10.0, help="seconds before each window")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--procs", type=int, default=2, help="load generator processes")
+    parser.add_argument("--database-url", default=DATABASE)
+    parser.add_argument("--broker", default=BROKER)
+    args = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    print(
+        f"{os.cpu_count()} CPUs; think {THINK[0]}-{THINK[1]} s; {args.warmup:.0f} s warm-up, "
+        f"{args.seconds:.0f} s measured per step; CPU in ms per move; memory per stream "
+        f"(i: all open, nobody playing; p: playing)",
+        flush=True,
+    )
+    best = []
+    for run in range(1, args.runs + 1):
+        print(HEADER, flush=True)
+        rows = one_run(args, run)
+        passing = [r["tables"] for r in rows if meets(r)]
+        best.append(max(passing) if passing else 0)
+        print(f"run {run}: the largest step within the targets: {best[-1]} tables", flush=True)
+    print(f"largest step within the targets, per run: {best}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""An append's notice carries its rows: a followed game is folded on from it, with no query.
+
+Ground truth is the database: for every append of a whole match, the read folded from the
+notice must render, for every seat and audience, the same bytes as the stored rows that
+``/events`` reads, and reach the same state as a fold of the stored stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+import orjson
+import psycopg
+import pytest
+
+from games import lobby, store
+from games import presenters as present
+from games.live import feed, listener
+from games.models import Event, Game
+from games.rules import state_to_dict
+from tests.tasks.support import drive
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _notices_of_a_match(user_factory) -> tuple[str, list[str]]:
+    """A whole match (one person, two bots, first to two wins) and the notices it sent."""
+    with psycopg.connect(**listener.connection_params(), autocommit=True) as conn:
+        conn.execute("LISTEN game_events")
+        ann = user_factory()
+        table = lobby.table_create(
+            user=ann,
+            rules={"preset": "standard", "wins_to_match": 2},
+            seats=[{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot"}],
+        )
+        drive(str(table.pk), ann, lambda game: game.status == Game.Status.FINISHED)
+        payloads = [n.payload for n in conn.notifies(timeout=1.0, stop_after=None)]
+    return str(table.pk), [p for p in payloads if p.startswith(str(table.pk))]
+
+
+def _head_at(game_id: str, version: int, note: dict | None) -> feed.GameRead:
+    """The read a hub would hold at ``version``: the stream folded from zero."""
+    head = feed.GameHead(game_id, "active", None, None, "")
+    if note is not None:
+        deadline = note["turn_deadline"]
+        head = feed.GameHead(
+            game_id,
+            note["status"],
+            datetime.fromisoformat(deadline) if deadline else None,
+            None,
+            note["awaiting"],
+        )
+    return feed.GameRead(head, store.fold_from_zero(game_id, upto=version), [])
+
+
+def test_every_notice_of_a_match_folds_to_what_the_database_holds(user_factory) -> None:
+    game_id, payloads = _notices_of_a_match(user_factory)
+    stored = {row.seq: row for row in Event.objects.filter(game_id=game_id)}
+    bodies = [p.split(":", 2)[2] for p in payloads if p.count(":") >= 2]
+    plain = [p for p in payloads if p.count(":") == 1]
+    assert plain == [f"{game_id}:0"], "only the table's creation (no append) names no rows"
+    assert len(bodies) >= 5
+
+    first = orjson.loads(bodies[0])["rows"][0]["seq"]
+    read = _head_at(game_id, first - 1, None) if first > 1 else None
+    checked = 0
+    for body in bodies:
+        note = orjson.loads(body)
+        if read is None:  # the table's first append: a hub always reads the database first
+            read = _head_at(game_id, note["rows"][-1]["seq"], note)
+            continue
+        folded = feed.read_from_notice(read, note)
+        assert folded is not None, note["rows"][0]["seq"]
+        assert state_to_dict(folded.state) == state_to_dict(
+            store.fold_from_zero(game_id, upto=folded.version)
+        )
+        for row in folded.rows:
+            for seat in (0, 1, 2, None):
+                for reveal in (False, True):
+                    ours = orjson.dumps(present.feed_item(row, seat, reveal))
+                    theirs = orjson.dumps(present.feed_item(stored[row.seq], seat, reveal))
+                    assert ours == theirs, (row.seq, seat, reveal)
+                    checked += 1
+        read = folded
+
+    game = Game.objects.get(pk=game_id)
+    assert read.version == game.version
+    assert (read.game.status, read.game.turn_deadline, read.game.awaiting) == (
+        game.status,
+        game.turn_deadline,
+        game.awaiting,
+    )
+    assert read.finished and checked > 100
+
+
+def test_a_notice_that_does_not_follow_on_is_not_folded(user_factory) -> None:
+    game_id, payloads = _notices_of_a_match(user_factory)
+    notes = [orjson.loads(p.split(":", 2)[2]) for p in payloads if p.count(":") >= 2]
+    later = notes[-1]
+    behind = _head_at(game_id, later["rows"][0]["seq"] - 2, None)  # one append missed
+    assert feed.read_from_notice(behind, later) is None
+    ahead = _head_at(game_id, later["rows"][-1]["seq"], None)  # the same append twice
+    assert feed.read_from_notice(ahead, later) is None
+
+
+def test_a_hub_that_folds_a_notice_answers_its_next_read_without_a_query(user_factory) -> None:
+    game_id, payloads = _notices_of_a_match(user_factory)
+    body = payloads[-1].split(":", 2)[2]  # the last append's
+    note = orjson.loads(body)
+    before = _head_at(game_id, note["rows"][0]["seq"] - 1, None)
+
+    async def offered() -> tuple[feed.GameRead, feed.GameRead]:
+        hub = listener.GameHub(game_id)
+        hub._read, hub._read_gen = before, hub.gen  # as a read leaves it
+        hub.offer(body)
+        hub.wake()
+        held = hub._read
+        return held, await hub.read(before.version)
+
+    held, answered = asyncio.run(offered())
+    assert answered is held  # a query would have made a new read
+    assert answered.version == note["rows"][-1]["seq"]
+
+
+def test_a_notice_too_large_for_notify_names_only_the_game_and_version() -> None:
+    game_id = uuid.uuid4()
+    columns = {"status": "active", "turn_deadline": datetime.now(UTC), "awaiting": "user"}
+    small = store.notice(game_id, 7, columns, '[{"seq":7}]')
+    assert small.startswith(f"{game_id}:7:{{") and len(small.encode()) < 8000
+    assert orjson.loads(small.split(":", 2)[2])["rows"] == [{"seq": 7}]
+    large = store.notice(game_id, 7, columns, orjson.dumps([{"pad": "x" * 8000}]).decode())
+    assert large == f"{game_id}:7"
+
+
+def test_a_deleted_account_is_forgotten_by_every_process_that_follows_games(user_factory) -> None:
+    from accounts.services import account_delete
+    from games import players
+
+    zoe = user_factory(password="zoe-passphrase-0192")
+    assert players.names([zoe.pk]) == {zoe.pk: zoe.username}  # remembered here now
+    with psycopg.connect(**listener.connection_params(), autocommit=True) as conn:
+        conn.execute("LISTEN game_events")
+        account_delete(user=zoe, password="zoe-passphrase-0192")
+        heard = [n.payload for n in conn.notifies(timeout=1.0, stop_after=None)]
+    assert f"forget:{zoe.pk}" in heard
+
+    # Another process's listener, with the old name remembered, drops it when it hears that.
+    players._names[zoe.pk] = (float("inf"), "zoe, still remembered")
+
+    async def hear() -> None:
+        live = listener.Listener(asyncio.get_running_loop())
+        live.dispatch(f"forget:{zoe.pk}")
+        live.closing = True
+        live._task.cancel()
+
+    asyncio.run(hear())
+    assert not players.remembered([zoe.pk])
+    assert players.names([zoe.pk]) == {zoe.pk: players.DELETED_NAME}
