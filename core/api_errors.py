@@ -100,7 +100,8 @@ class ErrorSerializer(serializers.Serializer):
     retry_after = serializers.IntegerField(
         required=False,
         allow_null=True,
-        help_text='429 (code "throttled") only: seconds to wait, as the Retry-After header.',
+        help_text='429 (codes "throttled", "too_many_streams") only: seconds to wait, as the '
+        "Retry-After header.",
     )
     fields = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),

@@ -6,7 +6,7 @@ The API edge maps their kinds (``core.errors``) to statuses; the rules core's
 
 from __future__ import annotations
 
-from core.errors import Conflict, Invalid, NotAllowed, NotFound, Refused
+from core.errors import Conflict, Invalid, NotAllowed, NotFound, Refused, Throttled
 
 
 class GameNotFound(NotFound):
@@ -115,6 +115,23 @@ class MoveRefused(Refused):
 class TooManyWaitingTables(Conflict):
     code = "too_many_waiting_tables"
     detail = "You have too many tables waiting for players: start or leave one first."
+
+
+class TooManyStreams(Throttled):
+    """The account already holds as many live streams open as it may
+    (``TONGITS_MAX_STREAMS_PER_USER``, ``ops.stream_slots``): a quota of open streams, not a
+    rate. ``retry_after`` (and the Retry-After header) says when to try again; a place frees
+    as soon as one of the account's streams closes."""
+
+    code = "too_many_streams"
+    detail = "You hold as many live streams open as one account may."
+
+    def __init__(self, limit: int, retry_after: float = 5) -> None:
+        super().__init__(
+            retry_after,
+            f"You already hold {limit} live stream{'' if limit == 1 else 's'} open, the most "
+            "one account may: close one you no longer read, then try again.",
+        )
 
 
 class InvitationsPending(Conflict):

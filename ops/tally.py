@@ -15,6 +15,12 @@ The table is 128 stripes of 64 open-addressed slots; a key lives in the stripe i
 Each slot holds a key's 64-bit hash, when its window ends and its count. A slot whose window has
 passed is free again; when the probe finds neither the key nor a free slot in its stripe, the
 slot nearest its end is taken over (a count lost early, never one of another key added up).
+
+The same table holds leases instead of counts for ``ops.stream_slots`` (in a file of its own,
+so that leases and throttle windows never push each other out): ``hold`` gives a key to one
+owner (a random token kept where the count is) until its lease ends, extends it for that owner,
+refuses it to any other; ``drop`` frees it. Leases end in any order, so their look-up scans
+the whole stripe (64 slots) rather than stopping at the first lapsed one.
 """
 
 from __future__ import annotations
@@ -91,6 +97,54 @@ class Tally:
                 ends, count = now + ttl, 1
             _SLOT.pack_into(self._map, offset, digest, ends, count)
             return count
+
+    def _find_lease(self, digest: int, now: float) -> tuple[int, int | None]:
+        """The slot of ``digest``'s running lease and its owner, or the slot to take for it and
+        None: the first free or lapsed one of its stripe, else the one whose lease ends first."""
+        stripe, home = divmod(digest % SLOTS, STRIPE_SLOTS)
+        first = stripe * STRIPE_SLOTS
+        free = None
+        victim, victim_end = first + home, float("inf")
+        for step in range(STRIPE_SLOTS):
+            slot = first + (home + step) % STRIPE_SLOTS
+            held, ends, owner = _SLOT.unpack_from(self._map, slot * _SLOT.size)
+            if held == digest and ends > now:
+                return slot, owner
+            if held == 0 or ends <= now:
+                if free is None:
+                    free = slot
+            elif ends < victim_end:
+                victim, victim_end = slot, ends
+        return (victim if free is None else free), None
+
+    def hold(self, key: str, owner: int, ttl: float, now: float | None = None) -> bool:
+        """Lease ``key`` to ``owner`` (a non-zero signed 64-bit token) for ``ttl`` seconds from
+        now: True if it was free or lapsed, or already ``owner``'s (the lease is extended);
+        False, and nothing changed, while another owner's lease runs."""
+        now = time.time() if now is None else now
+        digest = _hash(key)
+        with self._locked(digest % SLOTS // STRIPE_SLOTS):
+            slot, holder = self._find_lease(digest, now)
+            if holder is not None and holder != owner:
+                return False
+            _SLOT.pack_into(self._map, slot * _SLOT.size, digest, now + ttl, owner)
+            return True
+
+    def holder(self, key: str, now: float | None = None) -> int | None:
+        """The owner whose lease on ``key`` runs, or None."""
+        now = time.time() if now is None else now
+        digest = _hash(key)
+        with self._locked(digest % SLOTS // STRIPE_SLOTS):
+            return self._find_lease(digest, now)[1]
+
+    def drop(self, key: str, owner: int, now: float | None = None) -> None:
+        """End ``owner``'s lease on ``key`` (nothing if another owner holds it, or nobody)."""
+        now = time.time() if now is None else now
+        digest = _hash(key)
+        with self._locked(digest % SLOTS // STRIPE_SLOTS):
+            slot, holder = self._find_lease(digest, now)
+            if holder == owner:
+                _SLOT.pack_into(self._map, slot * _SLOT.size, 0, 0.0, 0)
 
     def forget(self, keys: list[str], now: float | None = None) -> None:
         """Drop these keys' counts."""

@@ -177,6 +177,11 @@ class PasswordResetThrottle(AddressThrottle):
     scope = "password_reset"
 
 
+def _retry_after() -> dict[str, Any]:
+    """The Retry-After header of a 429 (a new dict each time: no YAML alias in the schema)."""
+    return {"schema": {"type": "integer"}, "description": "Seconds to wait before trying again."}
+
+
 def _error(description: str) -> dict[str, Any]:
     return {
         "description": description,
@@ -186,7 +191,8 @@ def _error(description: str) -> dict[str, Any]:
 
 def document_throttling(result: dict, generator: Any, request: Any, public: bool) -> dict:
     """drf-spectacular postprocessing hook: every operation may answer 429 ``throttled``, and
-    every POST 413 ``payload_too_large`` (``runtime.hardening``)."""
+    every POST 413 ``payload_too_large`` (``runtime.hardening``). A 429 an operation declares
+    itself (for codes of its own, such as ``too_many_streams``) gets the Retry-After header."""
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             responses = operation.get("responses") if isinstance(operation, dict) else None
@@ -195,16 +201,12 @@ def document_throttling(result: dict, generator: Any, request: Any, public: bool
             if method in ("post", "put", "patch") and "413" not in responses:
                 responses["413"] = _error("The body is larger than TONGITS_MAX_BODY_BYTES.")
             if "429" in responses:
+                responses["429"].setdefault("headers", {}).setdefault("Retry-After", _retry_after())
                 continue
             responses["429"] = {
                 "description": 'Too many requests: code "throttled", retry_after (seconds) '
                 "and the Retry-After header.",
-                "headers": {
-                    "Retry-After": {
-                        "schema": {"type": "integer"},
-                        "description": "Seconds to wait before trying again.",
-                    }
-                },
+                "headers": {"Retry-After": _retry_after()},
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
             }
     return result

@@ -49,14 +49,16 @@ TEST_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:63
 TEST_CACHE_URL = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/8")
 
 # Runtime files of the tests and of the servers and workers they start (seal key, throttle
-# counts) go to a directory of their own, never the checkout's var/.
+# counts, stream slots) go to a directory of their own, never the checkout's var/.
 TEST_VAR_DIR = Path(tempfile.mkdtemp(prefix="tongits-tests-"))
 atexit.register(shutil.rmtree, TEST_VAR_DIR, ignore_errors=True)
 os.environ["TONGITS_VAR_DIR"] = str(TEST_VAR_DIR)
 os.environ.pop("TONGITS_SEAL_KEY_FILE", None)
+os.environ.pop("TONGITS_STREAM_SLOTS_FILE", None)
 settings.VAR_DIR = TEST_VAR_DIR
 settings.TONGITS_SEAL_KEY_FILE = TEST_VAR_DIR / "seal-ed25519.key"
 settings.TONGITS_THROTTLE_COUNTS_FILE = TEST_VAR_DIR / "throttle-counts"
+settings.TONGITS_STREAM_SLOTS_FILE = TEST_VAR_DIR / "stream-slots"  # the live servers' too
 settings.CELERY_BEAT_SCHEDULE_FILENAME = str(TEST_VAR_DIR / "celerybeat-schedule")
 
 # Before anything connects: the app's connection pool is made on first use.

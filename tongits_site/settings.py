@@ -325,6 +325,17 @@ TONGITS_INVITATION_SECONDS = env_float("TONGITS_INVITATION_SECONDS", 3600.0)
 TONGITS_RATED_MIN_TURN_SECONDS = env_float("TONGITS_RATED_MIN_TURN_SECONDS", 10.0)
 # Tables one user may have waiting for players at once.
 TONGITS_MAX_WAITING_TABLES = int(os.environ.get("TONGITS_MAX_WAITING_TABLES", "3"))
+# Live streams one account may hold open at once, game streams and /me/stream together, across
+# the web processes (ops.stream_slots); one more is refused, 429 too_many_streams. 0 or
+# empty: no cap.
+TONGITS_MAX_STREAMS_PER_USER = int(
+    os.environ.get("TONGITS_MAX_STREAMS_PER_USER", "10").strip() or "0"
+)
+# Without Redis the open streams' leases live in memory the machine's web processes share, in
+# this file (a table of its own, apart from the throttle counts).
+TONGITS_STREAM_SLOTS_FILE = Path(
+    os.environ.get("TONGITS_STREAM_SLOTS_FILE") or VAR_DIR / "stream-slots"
+)
 
 # Input limits (runtime.hardening): our largest request is a few hundred bytes.
 TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))

@@ -47,9 +47,10 @@ api_schema.register(
             401: ("invalid_ticket",),
             403: ("not_a_player",),
             409: ("not_started",),
+            429: ("too_many_streams",),
         },
         "games_stream_ticket": {403: ("not_a_player",), 409: ("not_started",)},
-        "me_stream": {401: ("invalid_ticket",)},
+        "me_stream": {401: ("invalid_ticket",), 429: ("too_many_streams",)},
     },
     fields={
         "stale_version": (
@@ -69,10 +70,21 @@ api_schema.register(
             },
             1,
         ),
+        "too_many_streams": (
+            "retry_after",
+            {
+                "type": "integer",
+                "description": 'codes "throttled" and "too_many_streams": seconds to wait (the '
+                "Retry-After header).",
+            },
+            5,
+        ),
     },
     details={
         "stale_version": "The game has moved on: fetch it and try again.",
         "not_a_player": "You are not playing at this table.",
         "insufficient_chips": "Seat 1 cannot cover the buy-in of 100 chips.",
+        "too_many_streams": "You already hold 10 live streams open, the most one account may: "
+        "close one you no longer read, then try again.",
     },
 )

@@ -3,9 +3,11 @@
 These are DRF views like the others (same authentication, errors, schema), served by
 ``async_api_view``: an async Django view that runs the DRF view in ``games.live.db``'s pool and
 returns at once. A stream's DRF view only checks the request (401/403/404/409/400 as JSON,
-before any byte of the stream) and answers with a ``StreamingHttpResponse`` over an async
-generator, which the event loop then feeds: an open stream holds no thread, no worker process
-and no database connection while it waits.
+before any byte of the stream), takes one of the account's stream slots (429
+``too_many_streams`` when it holds ``TONGITS_MAX_STREAMS_PER_USER`` open: ``ops.stream_slots``)
+and answers with a ``StreamingHttpResponse`` over an async generator, which the event loop then
+feeds: an open stream holds no thread, no worker process and no database connection while it
+waits, only its slot, freed when it ends.
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from core.api_errors import error_responses
+from core.api_errors import ErrorSerializer, error_responses
 from games import selectors
 from games.api.serializers import EventFeedSerializer, EventsQuerySerializer
 from games.api.views import GAMES
+from games.errors import TooManyStreams
 from games.live import db, feed, listener, streams
+from ops import stream_slots
 
 LIVE = ["live"]
 MAX_WAIT_SECONDS = 30
@@ -108,13 +112,32 @@ class StreamTicketScheme(OpenApiAuthenticationExtension):
         }
 
 
-def event_stream(content: Any) -> StreamingHttpResponse:
-    return StreamingHttpResponse(content, content_type="text/event-stream", headers=STREAM_HEADERS)
+def stream_slot(user: Any) -> stream_slots.Slot:
+    """One of the user's stream slots, or 429 ``too_many_streams`` (before any byte)."""
+    slot = stream_slots.take(user.pk)
+    if slot is None:
+        raise TooManyStreams(stream_slots.limit())
+    return slot
+
+
+def event_stream(slot: stream_slots.Slot, content: Any) -> StreamingHttpResponse:
+    """The SSE response over ``content``, holding ``slot`` until the stream ends."""
+    return StreamingHttpResponse(
+        stream_slots.holding(slot, content),
+        content_type="text/event-stream",
+        headers=STREAM_HEADERS,
+    )
 
 
 SSE_RESPONSE = OpenApiResponse(
     response=OpenApiTypes.STR,
     description="Server-Sent Events (`text/event-stream`); see docs/live.md.",
+)
+TOO_MANY_STREAMS = OpenApiResponse(
+    response=ErrorSerializer,
+    description='Code "too_many_streams": your account already holds '
+    "TONGITS_MAX_STREAMS_PER_USER streams open (game streams and /me/stream together; close one "
+    'you no longer read), or "throttled" (the read rate); retry_after and the Retry-After header.',
 )
 LAST_EVENT_ID = OpenApiParameter(
     "Last-Event-ID",
@@ -162,13 +185,16 @@ class GameStreamApi(StreamView):
             "for that seq>`; after each batch `event: view` (your view: version, phase, turn, "
             "deadline, legal commands, `server_time`); a `:` comment every 15 s; `event: end` "
             "once the match is settled, then the stream closes. Resume with `Last-Event-ID` or "
-            "`?after=N`. Errors come before the stream, as JSON."
+            "`?after=N`. Errors come before the stream, as JSON; 429 `too_many_streams` when "
+            "your account already holds TONGITS_MAX_STREAMS_PER_USER streams open (this and "
+            "/me/stream together)."
         ),
         tags=GAMES,
         parameters=[LAST_EVENT_ID, AFTER, TICKET],
         responses={
             (200, "text/event-stream"): SSE_RESPONSE,
             **error_responses(400, 401, 403, 404, 409),
+            429: TOO_MANY_STREAMS,
         },
     )
     def get(self, request: Request, game_id: uuid.UUID) -> StreamingHttpResponse:
@@ -179,7 +205,7 @@ class GameStreamApi(StreamView):
             else feed.parse_resume_point(request.query_params.get("after"))
         )
         opened = feed.open_game_stream(game_id=game_id, user=request.user, after=after or 0)
-        return event_stream(streams.game_stream(opened))
+        return event_stream(stream_slot(request.user), streams.game_stream(opened))
 
 
 class TicketSerializer(serializers.Serializer):
@@ -328,14 +354,20 @@ class MeStreamApi(StreamView):
             "`seated`, `table_changed` (a waiting table's seats changed), `match_started`, "
             "`your_turn` (game_id, version, turn_deadline, "
             "draw_answer), `match_ended`, `settled`, `unseated`, `table_closed`, each followed "
-            "by a fresh `games`; a `:` comment every 15 s."
+            "by a fresh `games`; a `:` comment every 15 s. 429 `too_many_streams` when your "
+            "account already holds TONGITS_MAX_STREAMS_PER_USER streams open (game streams "
+            "included)."
         ),
         tags=LIVE,
         parameters=[TICKET],
-        responses={(200, "text/event-stream"): SSE_RESPONSE, **error_responses(401)},
+        responses={
+            (200, "text/event-stream"): SSE_RESPONSE,
+            **error_responses(401),
+            429: TOO_MANY_STREAMS,
+        },
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        return event_stream(streams.me_stream(request.user.pk))
+        return event_stream(stream_slot(request.user), streams.me_stream(request.user.pk))
 
 
 class MeStreamTicketApi(APIView):

@@ -7,17 +7,20 @@ to start is a failure, never a skip.
 
 Fixtures:
     live_server_url   the server's base URL (http://127.0.0.1:<free port>)
+    live_servers      ``live_servers(env)``: a context manager, another server with settings
+                      of its own (its URL), for a module's own fixtures
     live              ``Live``: HTTP clients (httpx) for tokens, SSE readers, tables of three
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -50,9 +53,13 @@ def _database_url() -> str:
     return f"postgres://{user}{password}@{quote(str(host), safe='')}:{port}/{db['NAME']}"
 
 
-@pytest.fixture(scope="session")
-def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
+@contextlib.contextmanager
+def start_live_server(env: dict[str, str] | None = None) -> Iterator[str]:
+    """A uvicorn process of the project on the test database, with ``env`` on top of the
+    tests' own (``TONGITS_MAX_STREAMS_PER_USER``, ``CACHE_URL``, ...): its base URL. On exit it
+    is stopped, its database sessions are gone, and its log holds no traceback."""
     port = _free_port()
+    app_name = f"{SERVER_APP_NAME}-{port}"
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
@@ -62,7 +69,8 @@ def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_DEBUG": "0",
         "LOG_LEVEL": "WARNING",
-        "PGAPPNAME": SERVER_APP_NAME,  # libpq's default application_name: its sessions show
+        "PGAPPNAME": app_name,  # libpq's default application_name: its sessions show
+        **(env or {}),
     }
     log = tempfile.NamedTemporaryFile(  # noqa: SIM115 (the server writes it while we run)
         prefix="live-server-", suffix=".log", delete=False
@@ -99,25 +107,40 @@ def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        _wait_for_server_sessions_to_end()
+        _wait_for_server_sessions_to_end([app_name])
         text = Path(log.name).read_text(errors="replace")
         os.unlink(log.name)
         assert "Traceback" not in text, text
 
 
-def _wait_for_server_sessions_to_end() -> None:
-    """The server's database sessions end a moment after it exits; the test database can only
-    be dropped once they have (a leftover is terminated after 5 s)."""
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker) -> Iterator[str]:
+    with start_live_server() as url:
+        yield url
+    # Every server has stopped by now: their listeners' sessions end too.
+    _wait_for_server_sessions_to_end([f"{SERVER_APP_NAME}-%", "tongits-live-listener"])
+
+
+@pytest.fixture(scope="session")
+def live_servers(live_server_url: str) -> Callable[..., contextlib.AbstractContextManager[str]]:
+    """``with live_servers({"TONGITS_MAX_STREAMS_PER_USER": "3"}) as url:`` another server."""
+    return start_live_server
+
+
+def _wait_for_server_sessions_to_end(names: list[str]) -> None:
+    """The servers' database sessions (``application_name`` LIKE one of ``names``) end a moment
+    after they exit; the test database can only be dropped once they have (a leftover is
+    terminated after 5 s)."""
     db = settings.DATABASES["default"]
-    names = [SERVER_APP_NAME, "tongits-live-listener"]
-    query = "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = ANY(%s)"
+    match = "datname = %s AND application_name LIKE ANY(%s)"
     with psycopg.connect(**server_params(db, connect_timeout=5), autocommit=True) as conn:
         deadline = time.monotonic() + 5
-        while conn.execute(query, [db["NAME"], names]).fetchall():
+        while conn.execute(
+            f"SELECT pid FROM pg_stat_activity WHERE {match}", [db["NAME"], names]
+        ).fetchall():
             if time.monotonic() > deadline:
                 conn.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = %s AND application_name = ANY(%s)",
+                    f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE {match}",
                     [db["NAME"], names],
                 )
                 break

@@ -15,8 +15,8 @@ def schema(tmp_path_factory) -> dict:
 @pytest.mark.parametrize(
     ("path", "errors"),
     [
-        ("/api/v1/games/{game_id}/stream", {"400", "401", "403", "404", "409"}),
-        ("/api/v1/me/stream", {"401"}),
+        ("/api/v1/games/{game_id}/stream", {"400", "401", "403", "404", "409", "429"}),
+        ("/api/v1/me/stream", {"401", "429"}),
     ],
 )
 def test_streams_are_event_streams_with_json_errors(schema, path, errors):
@@ -26,6 +26,14 @@ def test_streams_are_event_streams_with_json_errors(schema, path, errors):
     for status in errors:
         content = operation["responses"][status]["content"]["application/json"]
         assert content["schema"]["$ref"].endswith(f"StreamError{status}")  # a code enum
+    # The cap on open streams: 429 too_many_streams (beside the read throttle's code), with
+    # retry_after and the Retry-After header.
+    too_many = operation["responses"]["429"]
+    assert "Retry-After" in too_many["headers"]
+    name = too_many["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    error = schema["components"]["schemas"][name]["properties"]
+    assert error["code"]["enum"] == ["throttled", "too_many_streams"]
+    assert error["retry_after"]["type"] == "integer"
     names = {p["name"] for p in operation["parameters"]}
     assert "ticket" in names
     assert {"tokenAuth": []} in operation["security"]
