@@ -8,6 +8,11 @@ loop and wait for it): under load every crossing waits for the GIL, and those wa
 a REST request's time (docs/scaling.md, "The web process's choices"). The REST API answers with
 small JSON bodies and the browser table's static files are small, so holding a response whole
 costs little.
+
+A live stream (a ``StreamingHttpResponse`` over an async iterator) is checked the same way, in
+one hop, then fed by the event loop until it ends or the client goes away. Django's own ASGI
+handler would run its middleware in a thread of the request's own (asgiref's thread-sensitive
+context), so every open stream held an idle thread for as long as it stayed open.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 
 from a2wsgi.wsgi import build_environ  # its scope-to-environ, as its own bridge builds it
 
-Response = tuple[int, list[tuple[bytes, bytes]], bytes]
+Response = tuple[int, list[tuple[bytes, bytes]], Any]
 
 
 class OneHopWSGI:
@@ -40,7 +45,34 @@ class OneHopWSGI:
             self.executor, self._call, scope, body
         )
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": content})
+        if isinstance(content, bytes):
+            await send({"type": "http.response.body", "body": content})
+        else:
+            await self._stream(content, receive, send)
+
+    async def _stream(self, response: Any, receive: Any, send: Any) -> None:
+        """A response over an async iterator (a live stream), fed by the loop chunk by chunk
+        until it ends or the client goes away; closed in the pool, as the WSGI call would."""
+
+        async def pump() -> None:
+            async for chunk in response.streaming_content:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+
+        async def gone() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        streaming, watching = asyncio.ensure_future(pump()), asyncio.ensure_future(gone())
+        try:
+            await asyncio.wait((streaming, watching), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (streaming, watching):
+                task.cancel()  # the stream's own clean-up runs as the generator unwinds
+            results = await asyncio.gather(streaming, watching, return_exceptions=True)
+            await asyncio.get_running_loop().run_in_executor(self.executor, response.close)
+        if isinstance(results[0], Exception):
+            raise results[0]
 
     async def _body(self, scope: dict[str, Any], receive: Any) -> bytes | None:
         """The request body, cut at the limit + 1 byte; none is read when the declared length
@@ -72,15 +104,22 @@ class OneHopWSGI:
             return lambda data: None  # the legacy write(); Django never calls it
 
         result = self.app(environ, start_response)
+        status, headers = started
+        if getattr(result, "is_async", False):  # a live stream: the loop feeds it
+            return self._status_and_headers(status, headers) + (result,)
         try:
             content = b"".join(result)
         finally:
             close = getattr(result, "close", None)
             if close is not None:
                 close()
-        status, headers = started
+        return self._status_and_headers(status, headers) + (content,)
+
+    @staticmethod
+    def _status_and_headers(
+        status: str, headers: list[tuple[str, str]]
+    ) -> tuple[int, list[tuple[bytes, bytes]]]:
         return (
             int(status.split(" ", 1)[0]),
             [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers],
-            content,
         )

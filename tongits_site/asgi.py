@@ -2,12 +2,14 @@
 
 Two doors into one Django project, chosen by path:
 
-- the live endpoints (``/games/{id}/stream``, ``/me/stream``, and ``/games/{id}/events`` with
-  ``wait=``) go to Django's ASGI handler: they wait in the event loop and hold no thread;
+- the long-poll (``/games/{id}/events`` with ``wait=``) goes to Django's ASGI handler: it waits
+  in the event loop as an async view and holds no thread;
 - every other request goes to Django's WSGI handler in one hop into a thread pool
   (``runtime.wsgi_bridge``), because Django's ASGI handler runs a sync view's middleware,
   signals and view in a dozen and more separate thread hops, which cost a REST request far
-  more than one hop does (docs/scaling.md, "The web process's choices").
+  more than one hop does (docs/scaling.md, "The web process's choices"). The streams
+  (``/games/{id}/stream``, ``/me/stream``) too: checked in that hop, then fed by the loop, with
+  no thread of their own while they stay open.
 """
 
 import os
@@ -41,17 +43,15 @@ from games.live import db as live_db  # noqa: E402 (after Django is set up)
 live_db.keep_connections = True
 heap.settle()
 
-LIVE_PATHS = re.compile(r"^/api/v1/(?:games/[^/]+/stream|me/stream)/?$")
 EVENTS_PATH = re.compile(r"^/api/v1/games/[^/]+/events/?$")
 
 
 def is_live(scope: dict[str, Any]) -> bool:
-    """Requests that may wait: streams, and the event feed's long-poll."""
+    """Requests that wait in the event loop as a view: the event feed's long-poll. (A stream
+    is checked in the pool and then fed by the loop: ``runtime.wsgi_bridge``.)"""
     if scope["type"] != "http":
         return True  # lifespan: Django's own handler answers it
     path = scope.get("path", "")
-    if LIVE_PATHS.match(path):
-        return True
     return bool(EVENTS_PATH.match(path)) and b"wait=" in scope.get("query_string", b"")
 
 

@@ -32,7 +32,7 @@ urlpatterns = [
     # Live (docs/live.md): Server-Sent Events, their tickets, the player's own tables.
     path(
         "games/<uuid:game_id>/stream",
-        live_views.async_api_view(live_views.GameStreamApi),
+        live_views.GameStreamApi.as_view(),
         name="game-stream",
     ),
     path(
@@ -41,6 +41,6 @@ urlpatterns = [
         name="game-stream-ticket",
     ),
     path("me/games", live_views.MeGamesApi.as_view(), name="me-games"),
-    path("me/stream", live_views.async_api_view(live_views.MeStreamApi), name="me-stream"),
+    path("me/stream", live_views.MeStreamApi.as_view(), name="me-stream"),
     path("me/stream-ticket", live_views.MeStreamTicketApi.as_view(), name="me-stream-ticket"),
 ]

@@ -47,8 +47,11 @@ def with_server_time(payload_json: bytes) -> bytes:
 
 async def _sleep_until(changed: asyncio.Event, seconds: float) -> bool:
     """True when woken, False after ``seconds`` of silence."""
+    if changed.is_set():
+        return True
     try:
-        await asyncio.wait_for(changed.wait(), seconds)
+        async with asyncio.timeout(seconds):  # a timer, not a task per wait as wait_for makes
+            await changed.wait()
     except TimeoutError:
         return False
     return True
