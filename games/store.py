@@ -150,8 +150,9 @@ class HeadCache:
             self._heads.move_to_end(game_id)
             return head
 
-    def put(self, head: Head) -> None:
-        if self.size <= 0 or connection.in_atomic_block:
+    def put(self, head: Head, *, committed: bool = False) -> None:
+        """Keep ``head`` (``committed``: known to be committed, as a notice's is)."""
+        if self.size <= 0 or (not committed and connection.in_atomic_block):
             return
         with self._lock:
             old = self._heads.get(head.game_id)
@@ -328,16 +329,52 @@ def notice(game_id: uuid.UUID, version: int, columns: dict[str, Any], events: st
     with the appended rows (``events``, as inserted) and the head columns a reader shows, so a
     process that follows the game folds it on without a query (``games.live.feed``)."""
     plain = f"{game_id}:{version}"
-    deadline = columns["turn_deadline"]
     head = orjson.dumps(
         {
             "status": columns["status"],
-            "turn_deadline": deadline.isoformat() if deadline else None,
+            "turn_deadline": _iso(columns["turn_deadline"]),
             "awaiting": columns["awaiting"],
+            "started_at": _iso(columns["started_at"]),
+            "finished_at": _iso(columns["finished_at"]),
         }
     )
     text = f'{plain}:{head[:-1].decode()},"rows":{events}}}'
     return text if len(text.encode()) <= NOTICE_LIMIT else plain
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def advance(game_id: uuid.UUID, note: dict[str, Any], state: GameState | None = None) -> None:
+    """Another process's committed append, from its notice (``notice``): a head this process
+    holds at the version before it moves on to it (``state``: the state after it, when the
+    caller has folded it already), so this process's next move on the game needs no read."""
+    rows = note["rows"]
+    old = heads.get(game_id, rows[0]["seq"] - 1)
+    if old is None:
+        return
+    if state is None:
+        state = fold([row["data"] for row in rows], old.state())
+    heads.put(
+        replace(
+            old,
+            version=rows[-1]["seq"],
+            last_hash=rows[-1]["hash"],
+            snapshot=None,
+            status=note["status"],
+            turn_deadline=_time(note["turn_deadline"]),
+            started_at=_time(note["started_at"]),
+            finished_at=_time(note["finished_at"]),
+            reply=None,
+            decoded=state,
+        ),
+        committed=True,
+    )
 
 
 def write(

@@ -38,7 +38,7 @@ import orjson
 import psycopg
 from django.conf import settings
 
-from games import players
+from games import players, store
 from games.live import db, feed
 from games.live.signals import CHANNEL, FORGET
 
@@ -99,24 +99,21 @@ class GameHub(Hub):
         # Seats with a stream open here (None: a reader without a seat), and how many.
         self.followers: collections.Counter = collections.Counter()
 
-    def offer(self, body: str) -> None:
+    def offer(self, note: dict[str, Any]) -> feed.GameRead | None:
         """An append's notice with its rows (``store.notice``), before the wake it brings: when
         it follows on from the read the hub holds, it becomes the next read, with no query."""
         current = self._read
         if current is None or self._read_gen != self.gen:
-            return  # nothing read, or a read is due anyway: the wake's read queries
-        try:
-            new = feed.read_from_notice(current, orjson.loads(body))
-        except Exception:  # a notice is only a wake-up call: never let one break the hub
-            logger.exception("live: could not fold the notice of %s", self.key)
-            new = None
+            return None  # nothing read, or a read is due anyway: the wake's read queries
+        new = feed.read_from_notice(current, note)
         if new is None:
-            return
+            return None
         for row in new.rows:
             self.rows[row.seq] = row
         self.view_cache.clear()
         self._read, self._read_gen = new, self.gen + 1  # current as of the wake that follows
         self._prune(new.version - KEEP_ROWS)
+        return new
 
     def _prune(self, oldest: int) -> None:
         """Keep the recent rows and frames only (none at or before ``oldest``): a stream that
@@ -228,9 +225,9 @@ class Listener:
         game_id, _, rest = payload.partition(":")
         version, _, body = rest.partition(":")
         hub = self.games.get(game_id)
+        if body:
+            self._fold(game_id, hub, body)
         if hub is not None:
-            if body:
-                hub.offer(body)
             hub.wake()
         if self.users:
             started = version.isdigit() and int(version) > 0
@@ -240,6 +237,16 @@ class Listener:
             elif game_id not in self._looking_up:
                 self._looking_up.add(game_id)
                 self.loop.create_task(self._look_up_seats(game_id, started))
+
+    def _fold(self, game_id: str, hub: GameHub | None, body: str) -> None:
+        """An append's rows: onto the hub's read, and onto this process's cached head of the
+        game (``store.advance``), so neither its streams nor its next move need a query."""
+        try:
+            note = orjson.loads(body)
+            read = hub.offer(note) if hub is not None else None
+            store.advance(store.parse_id(game_id), note, read.state if read else None)
+        except Exception:  # a notice is only a wake-up call: never let one break the listener
+            logger.exception("live: could not fold the notice of %s", game_id)
 
     def _wake_users(self, user_ids: tuple[int, ...]) -> None:
         for user_id in user_ids:

@@ -114,7 +114,7 @@ def test_a_hub_that_folds_a_notice_answers_its_next_read_without_a_query(user_fa
     async def offered() -> tuple[feed.GameRead, feed.GameRead]:
         hub = listener.GameHub(game_id)
         hub._read, hub._read_gen = before, hub.gen  # as a read leaves it
-        hub.offer(body)
+        hub.offer(orjson.loads(body))
         hub.wake()
         held = hub._read
         return held, await hub.read(before.version)
@@ -124,9 +124,60 @@ def test_a_hub_that_folds_a_notice_answers_its_next_read_without_a_query(user_fa
     assert answered.version == note["rows"][-1]["seq"]
 
 
+def test_a_cached_head_follows_another_process_s_appends_from_their_notices(user_factory):
+    game_id, payloads = _notices_of_a_match(user_factory)
+    gid = uuid.UUID(game_id)
+    notes = [orjson.loads(p.split(":", 2)[2]) for p in payloads if p.count(":") >= 2]
+    note = notes[-1]
+    before = note["rows"][0]["seq"] - 1
+    store.heads.clear()
+    store.advance(gid, note)  # no head here at the version before: nothing to move on
+    assert store.heads.get(gid, note["rows"][-1]["seq"]) is None
+
+    # A head this process read at the version before the append (as a move of its would).
+    game = Game.objects.get(pk=game_id)
+    old = store.Head(
+        game_id=gid,
+        version=before,
+        last_hash=Event.objects.get(game_id=game_id, seq=before).hash,
+        snapshot=None,
+        rules=game.rules,
+        created_by_id=game.created_by_id,
+        status="active",
+        settled_at=None,
+        turn_deadline=None,
+        started_at=game.started_at,
+        finished_at=None,
+        decoded=store.fold_from_zero(game_id, upto=before),
+    )
+    store.heads.put(old)
+    store.advance(gid, note)
+    head = store.heads.get(gid, game.version)
+    assert head is not None and head.last_hash == game.last_hash
+    assert state_to_dict(head.state()) == game.snapshot
+    assert (head.status, head.turn_deadline, head.started_at, head.finished_at) == (
+        game.status,
+        game.turn_deadline,
+        game.started_at,
+        game.finished_at,
+    )
+    # The same notice twice, or one that does not follow on, changes nothing.
+    store.advance(gid, note)
+    store.advance(gid, notes[0])
+    assert store.heads.get(gid, game.version) is head
+    store.heads.clear()
+
+
 def test_a_notice_too_large_for_notify_names_only_the_game_and_version() -> None:
     game_id = uuid.uuid4()
-    columns = {"status": "active", "turn_deadline": datetime.now(UTC), "awaiting": "user"}
+    now = datetime.now(UTC)
+    columns = {
+        "status": "active",
+        "turn_deadline": now,
+        "awaiting": "user",
+        "started_at": now,
+        "finished_at": None,
+    }
     small = store.notice(game_id, 7, columns, '[{"seq":7}]')
     assert small.startswith(f"{game_id}:7:{{") and len(small.encode()) < 8000
     assert orjson.loads(small.split(":", 2)[2])["rows"] == [{"seq": 7}]
