@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams simulate tournament
+.PHONY: help install run manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench-auth    GET /me in process: the token look-up remembered vs every request"
 	@echo "make bench-chips   a settlement with and without chips; GET /me/wallet beside GET /me"
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
+	@echo "make bench-players  tables of three people on their streams, stepped (needs PostgreSQL, Redis)"
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make tournament  600 matches of hard against two normal bots (about 25 min)"
 	@echo "make install   create .venv and install the project with dev extras; npm ci (axe-core)"
@@ -84,6 +85,11 @@ bench-chips: $(STAMP)
 # 300 SSE streams on one uvicorn process while 10 tables play: latency, memory, idle CPU.
 bench-streams: $(STAMP)
 	$(PY) scripts/bench_streams.py
+
+# Players per node: the stack as make run starts it, tables of three people who follow their
+# streams and think 1.5-4.5 s before each move, stepped up to 1,000 tables.
+bench-players: $(STAMP)
+	$(PY) scripts/bench_players.py
 
 simulate: $(STAMP)
 	$(PY) -m games.rules.simulate --matches 100 --seed 1
