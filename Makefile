@@ -87,7 +87,7 @@ bench-streams: $(STAMP)
 	$(PY) scripts/bench_streams.py
 
 # Players per node: the stack as make run starts it, tables of three people who follow their
-# streams and think 1.5-4.5 s before each move, stepped up to 1,000 tables.
+# streams and think 1.5-4.5 s before each move, stepped from 250 to 1,000 tables.
 bench-players: $(STAMP)
 	$(PY) scripts/bench_players.py
 

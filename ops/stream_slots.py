@@ -11,9 +11,10 @@ How: an account has ``cap`` numbered places (keys ``ss:<user>:<n>``); an open st
 under a lease, a random owner token that only that stream's renewals extend. ``take`` holds the
 first free place, or finds none (the API edge answers 429 ``too_many_streams``). ``holding``
 passes the stream's chunks through, renews the lease every ``RENEW_SECONDS`` while the stream is
-open (a timer of its own, whatever the stream sends) and frees the place when the stream ends,
-however it ends: the client gone, the match over, the server stopping, an error. A process that
-dies without freeing its places (``kill -9``) leaves them taken for at most ``LEASE_SECONDS``.
+open (one timer per event loop renews every open stream's, whatever the streams send) and
+frees the place when the stream ends, however it ends: the client gone, the match over, the
+server stopping, an error. A process that dies without freeing its places (``kill -9``) leaves
+them taken for at most ``LEASE_SECONDS``.
 
 Where: with Redis (``CACHE_URL``), in the ``throttle`` cache: ``SET NX`` with an expiry to take a
 place, its owner compared before an extension or a delete. Without, in the machine's shared table
@@ -197,16 +198,64 @@ def _quietly(fn: Callable[[Slot], object], slot: Slot) -> None:
         )
 
 
-async def _renewing(slot: Slot, every: float) -> None:
-    """Renew ``slot`` every ``every`` seconds until cancelled; a network call (Redis) runs in a
-    thread, the machine's table (a few memory writes) in the event loop."""
+#: Renewals made in one go before the renewer lets the event loop serve others.
+RENEW_BATCH = 100
+
+
+def _renew_each(slots: list[Slot]) -> None:
+    for slot in slots:
+        _quietly(renew, slot)
+
+
+class _Renewer:
+    """The open streams' renewals of one event loop: one timer for all of them (a timer of
+    each stream's own cost a task and a wake-up per stream), each due slot renewed at the
+    first tick after its period, in batches so that no tick holds the loop long. A network
+    call (Redis) runs in a thread, the machine's table (a few memory writes) in the loop."""
+
+    def __init__(self) -> None:
+        self.slots: dict[Slot, tuple[float, float]] = {}  # slot -> (renew at, every)
+        self.task: asyncio.Task | None = None
+
+    def add(self, slot: Slot, every: float) -> None:
+        loop = asyncio.get_running_loop()
+        self.slots[slot] = (loop.time() + every, every)
+        if self.task is None or self.task.done():
+            self.task = loop.create_task(self._run())
+
+    def discard(self, slot: Slot) -> None:
+        self.slots.pop(slot, None)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.slots:
+            await asyncio.sleep(min(every for _, every in self.slots.values()) / 2)
+            now = loop.time()
+            due = [slot for slot, (at, _) in self.slots.items() if at <= now]
+            for start in range(0, len(due), RENEW_BATCH):
+                batch = [slot for slot in due[start : start + RENEW_BATCH] if slot in self.slots]
+                for slot in batch:
+                    self.slots[slot] = (now + self.slots[slot][1], self.slots[slot][1])
+                local = [slot for slot in batch if not slot.places or not slot.places.shared]
+                _renew_each(local)
+                if len(local) < len(batch):
+                    shared = [slot for slot in batch if slot not in local]
+                    await loop.run_in_executor(None, _renew_each, shared)
+                else:
+                    await asyncio.sleep(0)
+
+
+_renewers: dict[asyncio.AbstractEventLoop, _Renewer] = {}
+
+
+def _renewer() -> _Renewer:
     loop = asyncio.get_running_loop()
-    while True:
-        await asyncio.sleep(every)
-        if slot.places is not None and slot.places.shared:
-            await loop.run_in_executor(None, _quietly, renew, slot)
-        else:
-            _quietly(renew, slot)
+    found = _renewers.get(loop)
+    if found is None:
+        for old in [old for old in _renewers if old.is_closed()]:
+            del _renewers[old]
+        found = _renewers[loop] = _Renewer()
+    return found
 
 
 def _release_soon(slot: Slot) -> None:
@@ -227,12 +276,14 @@ async def holding(
     """``content``'s chunks as they come, while ``slot`` is held: its lease renewed every
     ``every`` seconds, and its place freed once the stream ends, however it ends. A stream
     that is never started (its client gone before the first byte) is freed by its lease."""
-    renewer = asyncio.ensure_future(_renewing(slot, every)) if slot.capped else None
+    renewer = _renewer() if slot.capped else None
+    if renewer is not None:
+        renewer.add(slot, every)
     try:
         async with contextlib.aclosing(content) as chunks:
             async for chunk in chunks:
                 yield chunk
     finally:
         if renewer is not None:
-            renewer.cancel()
+            renewer.discard(slot)
         _release_soon(slot)
