@@ -103,7 +103,10 @@ class CachedTokenAuthentication(TokenAuthentication):
                 raise AuthenticationFailed("Invalid token.") from None
         hit = token_cache.get(key)
         if hit is not None:
-            return hit
+            expiry = getattr(hit[1], "expiry", None)
+            if expiry is None or expiry > timezone.now():
+                return hit
+            token_cache.forget(key)  # expired while remembered: the look-up says so
         try:
             user, session = self._look_up(key)
         except AuthenticationFailed:

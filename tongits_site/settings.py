@@ -345,6 +345,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = TONGITS_MAX_BODY_BYTES
 # A token's user is remembered this long per process: a revoked token stops working at once in
 # the process that revoked it and within this time everywhere else (0: look up every request).
 TONGITS_TOKEN_CACHE_SECONDS = env_float("TONGITS_TOKEN_CACHE_SECONDS", 1.0)
+# While the process hears revocations (its live listener connected: core.notices), a look-up is
+# remembered this long instead: an ended session reaches it on commit.
+TONGITS_TOKEN_CACHE_HEARING_SECONDS = env_float("TONGITS_TOKEN_CACHE_HEARING_SECONDS", 30.0)
 
 # --- Celery ------------------------------------------------------------------------------------
 

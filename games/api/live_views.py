@@ -4,11 +4,11 @@ These are DRF views like the others (same authentication, errors, schema). The s
 plain DRF views, served like any REST request in one hop of the web process's pool
 (``runtime.wsgi_bridge``); the long-poll is ``async_api_view``, an async Django view that runs
 the DRF view in ``games.live.db``'s pool between its waits. A stream's DRF view only checks the
-request (401/403/404/409/400 as JSON, before any byte of the stream), takes one of the account's stream slots (429
-``too_many_streams`` when it holds ``TONGITS_MAX_STREAMS_PER_USER`` open: ``ops.stream_slots``)
-and answers with a ``StreamingHttpResponse`` over an async generator, which the event loop then
-feeds: an open stream holds no thread, no worker process and no database connection while it
-waits, only its slot, freed when it ends.
+request (401/403/404/409/400 as JSON, before any byte of the stream), takes one of the
+account's stream slots (429 ``too_many_streams`` when it holds ``TONGITS_MAX_STREAMS_PER_USER``
+open: ``ops.stream_slots``) and answers with a ``StreamingHttpResponse`` over an async
+generator, which the event loop then feeds: an open stream holds no thread, no worker process
+and no database connection while it waits, only its slot, freed when it ends.
 """
 
 from __future__ import annotations

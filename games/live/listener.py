@@ -38,9 +38,10 @@ import orjson
 import psycopg
 from django.conf import settings
 
-from games import players, store
+from core import notices as core_notices
+from games import store
 from games.live import db, feed
-from games.live.signals import CHANNEL, FORGET
+from games.live.signals import CHANNEL
 
 logger = logging.getLogger(__name__)
 
@@ -217,10 +218,7 @@ class Listener:
 
     def dispatch(self, payload: str) -> None:
         self.notices += 1
-        if payload.startswith(FORGET):
-            user_id = payload[len(FORGET) :]
-            if user_id.isdigit():
-                players.forget(int(user_id))
+        if core_notices.dispatch(payload):  # a memory to forget, not a game (core.notices)
             return
         game_id, _, rest = payload.partition(":")
         version, _, body = rest.partition(":")
@@ -284,6 +282,7 @@ class Listener:
                 async with conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self.connected.set()
+                    core_notices.set_hearing(True)
                     backoff = 0.1
                     # Whatever was committed while nobody listened: every stream re-reads.
                     self.wake_all()
@@ -294,6 +293,7 @@ class Listener:
                     logger.warning("live: lost the LISTEN connection (%s); reconnecting", exc)
             finally:
                 self.connected.clear()
+                core_notices.set_hearing(False)
             self.reconnects += 1
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)

@@ -13,7 +13,10 @@ from typing import Any
 from django.db import connections
 from django.db.models.signals import post_save
 
-CHANNEL = "game_events"
+from core import notices
+from games import players
+
+CHANNEL = notices.CHANNEL
 #: A notice that names no game: ``forget:<user id>``.
 FORGET = "forget:"
 
@@ -26,8 +29,12 @@ def notify(game_id: Any, version: int, using: str = "default") -> None:
 def forget_name(user_id: int, using: str = "default") -> None:
     """On commit, every process that follows games forgets the name it remembers for this user
     (``forget:<id>``: the account was deleted), instead of showing it until it expires."""
-    with connections[using].cursor() as cursor:
-        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"{FORGET}{user_id}"])
+    notices.send(FORGET, str(user_id), using)
+
+
+def _forget_name(value: str) -> None:
+    if value.isdigit():
+        players.forget(int(value))
 
 
 def _game_saved(sender: Any, instance: Any, created: bool, update_fields: Any, **kwargs: Any):
@@ -39,4 +46,5 @@ def _game_saved(sender: Any, instance: Any, created: bool, update_fields: Any, *
 def connect() -> None:
     from games.models import Game
 
+    notices.register(FORGET, _forget_name)
     post_save.connect(_game_saved, sender=Game, dispatch_uid="games.live.notify_game_saved")
