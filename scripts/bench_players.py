@@ -325,7 +325,11 @@ class Players:
                             last_id = seq
                             self.note_seen(table, seat, seq, now)
                         elif raw.startswith(b"event: view"):
-                            view = orjson.loads(raw[raw.index(b"data: ") + 6 :])
+                            if b'"legal_commands":[]' in raw:  # not this seat's move: no parse
+                                at = raw.index(b'"version":') + 10
+                                view = {"version": int(raw[at : raw.index(b",", at)])}
+                            else:
+                                view = orjson.loads(raw[raw.index(b"data: ") + 6 :])
                             if view["version"] >= latest.get("version", 0):
                                 latest = view
                             if first:
