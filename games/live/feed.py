@@ -87,26 +87,13 @@ class GameHead:
     awaiting: str
 
 
-@dataclass(frozen=True)
-class LiveRow:
-    """An event row as a notice carries it: the fields of ``games_event`` that readers show."""
-
-    seq: int
-    type: str
-    data: dict[str, Any]
-    actor: str
-    recorded_at: datetime
-    prev_hash: str
-    hash: str
-
-
 @dataclass
 class GameRead:
     """One read of a game: its head, its state and the event rows after a seq."""
 
     game: GameHead
     state: GameState
-    rows: list[Any]  # Event rows, or LiveRows from a notice
+    rows: list[Any]  # Event rows, or store.StoredEvents from a notice
 
     @property
     def version(self) -> int:
@@ -157,7 +144,8 @@ def read_from_notice(previous: GameRead, note: dict[str, Any]) -> GameRead | Non
     if not stored or stored[0]["seq"] != previous.version + 1:
         return None
     rows = [
-        LiveRow(
+        store.StoredEvent(
+            game_id=uuid.UUID(previous.game.game_id),
             seq=row["seq"],
             type=row["type"],
             data=jsonb_order(row["data"]),
