@@ -38,10 +38,15 @@ def register(
             _gaps.append(on_gap)
 
 
-def send(prefix: str, value: str, using: str = "default") -> None:
-    """Notify ``<prefix><value>`` (delivered on commit of the current transaction)."""
+def notify(payload: str, using: str = "default") -> None:
+    """``pg_notify`` on the channel (delivered on commit of the current transaction)."""
     with connections[using].cursor() as cursor:
-        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"{prefix}{value}"])
+        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload])
+
+
+def send(prefix: str, value: str, using: str = "default") -> None:
+    """Notify ``<prefix><value>``."""
+    notify(f"{prefix}{value}", using)
 
 
 def dispatch(payload: str) -> bool:

@@ -42,9 +42,9 @@ def names(user_ids: Iterable[int]) -> dict[int, str]:
     out: dict[int, str] = {}
     with _lock:
         for uid in wanted:
-            hit = _names.get(uid)
-            if hit is not None and hit[0] > now:
-                out[uid] = hit[1]
+            name = _fresh(uid, now)
+            if name is not None:
+                out[uid] = name
     missing = wanted - out.keys()
     if missing:
         found = {u.pk: display_name(u) for u in get_user_model().objects.filter(pk__in=missing)}
@@ -59,16 +59,17 @@ def names(user_ids: Iterable[int]) -> dict[int, str]:
     return out
 
 
+def _fresh(user_id: int, now: float) -> str | None:
+    """The name remembered for ``user_id``, if it has not expired (under ``_lock``)."""
+    hit = _names.get(user_id)
+    return hit[1] if hit is not None and hit[0] > now else None
+
+
 def remembered(user_ids: Iterable[Any]) -> bool:
     """Whether every one of these users' names is remembered: showing them needs no query."""
     now = time.monotonic()
     with _lock:
-        for uid in user_ids:
-            if isinstance(uid, int):
-                hit = _names.get(uid)
-                if hit is None or hit[0] <= now:
-                    return False
-    return True
+        return all(_fresh(uid, now) is not None for uid in user_ids if isinstance(uid, int))
 
 
 def present_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

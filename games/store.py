@@ -35,14 +35,14 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import QuerySet
 
-from core import prepared
+from core import notices, prepared
 from games import verify
 from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
 from games.rules import GameState, fold, state_from_dict
 
 GENESIS_HASH = verify.GENESIS_HASH
-NOTIFY_CHANNEL = "game_events"
+NOTIFY_CHANNEL = notices.CHANNEL
 
 #: The projection columns of ``games_game`` that a write sets, besides version and last_hash.
 COLUMNS = (
@@ -346,7 +346,8 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _time(value: str | None) -> datetime | None:
+def time_from_iso(value: str | None) -> datetime | None:
+    """A notice's time (``notice``) back as a datetime."""
     return datetime.fromisoformat(value) if value else None
 
 
@@ -367,9 +368,9 @@ def advance(game_id: uuid.UUID, note: dict[str, Any], state: GameState | None = 
             last_hash=rows[-1]["hash"],
             snapshot=None,
             status=note["status"],
-            turn_deadline=_time(note["turn_deadline"]),
-            started_at=_time(note["started_at"]),
-            finished_at=_time(note["finished_at"]),
+            turn_deadline=time_from_iso(note["turn_deadline"]),
+            started_at=time_from_iso(note["started_at"]),
+            finished_at=time_from_iso(note["finished_at"]),
             reply=None,
             decoded=state,
         ),

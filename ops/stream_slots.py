@@ -236,10 +236,9 @@ class _Renewer:
                 batch = [slot for slot in due[start : start + RENEW_BATCH] if slot in self.slots]
                 for slot in batch:
                     self.slots[slot] = (now + self.slots[slot][1], self.slots[slot][1])
-                local = [slot for slot in batch if not slot.places or not slot.places.shared]
-                _renew_each(local)
-                if len(local) < len(batch):
-                    shared = [slot for slot in batch if slot not in local]
+                shared = [slot for slot in batch if slot.places and slot.places.shared]
+                _renew_each([slot for slot in batch if not (slot.places and slot.places.shared)])
+                if shared:
                     await loop.run_in_executor(None, _renew_each, shared)
                 else:
                     await asyncio.sleep(0)

@@ -78,33 +78,9 @@ def make_tables(database_url: str, count: int, tag: str) -> list[tuple[str, list
     os.environ["DATABASE_URL"] = database_url
     os.environ["DJANGO_SETTINGS_MODULE"] = "tongits_site.settings"
     os.environ["TONGITS_DEAL_INLINE"] = "1"  # set-up only: the first deal without a worker
-    import django
+    from bench_streams import setup_tables  # the same tables, beside this script
 
-    django.setup()
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.db import connections
-
-    from accounts.services import session_create
-    from games import lobby
-
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    users = get_user_model()
-    out = []
-    for t in range(count):
-        seated = [
-            users.objects.create_user(f"p{tag}t{t}s{s}", password="bench-passphrase-0192")
-            for s in range(3)
-        ]
-        seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in seated[1:]]
-        rules = {"preset": "standard", "wins_to_match": 99, "turn_seconds": 0}
-        game = lobby.table_create(user=seated[0], rules=rules, seats=seats)
-        for invited in seated[1:]:  # a seat given by name is an invitation
-            lobby.table_respond(game_id=game.pk, user=invited, accept=True)
-        lobby.table_start(game_id=game.pk, user=seated[0])
-        out.append((str(game.pk), [session_create(user=u)[1] for u in seated]))
-    connections.close_all()
-    return out
+    return setup_tables(count, prefix=f"p{tag}", migrate=False)
 
 
 # ---------------------------------------------------------------- the players (asyncio)

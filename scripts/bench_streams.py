@@ -84,8 +84,13 @@ def drop_database(params: dict[str, Any]) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
 
 
-def setup_tables(tables: int) -> list[tuple[str, list[str]]]:
-    """(game id, the three players' tokens) per table, made through the services."""
+def setup_tables(
+    tables: int, prefix: str = "bench", migrate: bool = True
+) -> list[tuple[str, list[str]]]:
+    """(game id, the three players' tokens) per table, made through the services (the fast
+    path: users with a fast password hasher, each table created, accepted and started;
+    untimed, first to 99 wins); ``migrate`` the database first. ``scripts/bench_players.py``
+    makes its tables here too."""
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
@@ -98,11 +103,15 @@ def setup_tables(tables: int) -> list[tuple[str, list[str]]]:
     from games import lobby
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    call_command("migrate", interactive=False, verbosity=0)
+    if migrate:
+        call_command("migrate", interactive=False, verbosity=0)
     users = get_user_model()
     out = []
     for t in range(tables):
-        seated = [users.objects.create_user(f"bench{t}x{s}", password="x" * 12) for s in range(3)]
+        seated = [
+            users.objects.create_user(f"{prefix}t{t}s{s}", password="bench-passphrase-0192")
+            for s in range(3)
+        ]
         seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in seated[1:]]
         rules = {"preset": "standard", "wins_to_match": 99, "turn_seconds": 0}
         game = lobby.table_create(user=seated[0], rules=rules, seats=seats)

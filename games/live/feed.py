@@ -136,7 +136,7 @@ def jsonb_order(value: Any) -> Any:
 
 
 def read_from_notice(previous: GameRead, note: dict[str, Any]) -> GameRead | None:
-    """The read that follows ``previous`` from an append's notice (``store.notice_body``): its
+    """The read that follows ``previous`` from an append's notice (``store.notice``): its
     rows, its head columns and the state folded on from ``previous.state``, without a query.
     ``None`` when the notice does not follow on from ``previous`` (a notice missed or doubled:
     the reader queries instead)."""
@@ -157,11 +157,10 @@ def read_from_notice(previous: GameRead, note: dict[str, Any]) -> GameRead | Non
         for row in stored
     ]
     state = fold([row.data for row in rows], previous.state)
-    deadline = note["turn_deadline"]
     head = replace(
         previous.game,
         status=note["status"],
-        turn_deadline=datetime.fromisoformat(deadline) if deadline else None,
+        turn_deadline=store.time_from_iso(note["turn_deadline"]),
         awaiting=note["awaiting"],
     )
     return GameRead(game=head, state=state, rows=rows)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connections
 from django.db.models.signals import post_save
 
 from core import notices
@@ -22,8 +21,7 @@ FORGET = "forget:"
 
 
 def notify(game_id: Any, version: int, using: str = "default") -> None:
-    with connections[using].cursor() as cursor:
-        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"{game_id}:{version}"])
+    notices.notify(f"{game_id}:{version}", using)
 
 
 def forget_name(user_id: int, using: str = "default") -> None:

@@ -95,24 +95,14 @@ def _seated_users(read: feed.GameRead) -> list[Any]:
 
 
 async def _render_in_pool(
-    hub: listener.GameHub,
-    rows: dict[int, Any],
-    missing: list[int],
-    read: feed.GameRead,
-    seat: int | None,
-    reveal: bool,
-    want_view: bool,
-    view_key: tuple,
+    hub: listener.GameHub, key: tuple, args: tuple
 ) -> tuple[list[tuple[int, bytes]], bytes | None]:
-    """``_render`` in the pool, where showing the seats may look players' names up (a query).
-    The streams of one seat woken together share the render (shielded: one stream closing
-    does not cancel it for the others)."""
-    key = (tuple(missing), seat, reveal, want_view, view_key)
+    """``_render(*args)`` in the pool, where showing the seats may look players' names up (a
+    query). The streams woken together that want the same render (``key``) share it
+    (shielded: one stream closing does not cancel it for the others)."""
     task = hub.rendering.get(key)
     if task is None:
-        task = asyncio.ensure_future(
-            db.run(_render, rows, missing, read, seat, reveal, want_view, hub.view_cache)
-        )
+        task = asyncio.ensure_future(db.run(_render, *args))
         hub.rendering[key] = task
         task.add_done_callback(lambda _done, key=key: hub.rendering.pop(key, None))
     return await asyncio.shield(task)
@@ -161,15 +151,13 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             missing = [seq for seq in seqs if seq not in fresh]
             if missing or (want_view and (seat, view_key) not in hub.view_cache):
                 rows = {seq: hub.rows[seq] for seq in missing}
+                args = (rows, missing, read, seat, reveal, want_view, hub.view_cache)
                 if players.remembered(_seated_users(read)):
                     # Nothing to look up: rendered here, with no trip to the pool.
-                    frames, view = _render(
-                        rows, missing, read, seat, reveal, want_view, hub.view_cache
-                    )
+                    frames, view = _render(*args)
                 else:
-                    frames, view = await _render_in_pool(
-                        hub, rows, missing, read, seat, reveal, want_view, view_key
-                    )
+                    key = (tuple(missing), seat, reveal, want_view, view_key)
+                    frames, view = await _render_in_pool(hub, key, args)
                 fresh.update(frames)
                 for seq, data in frames:
                     if seq not in hub.rows or hub.rows[seq].type != "game_started":
