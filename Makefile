@@ -22,7 +22,7 @@ help:
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make bench-players  tables of three people on their streams, stepped (needs PostgreSQL, Redis)"
 	@echo "make simulate  100 bot matches, seed 1"
-	@echo "make tournament  600 matches of hard against two normal bots (about 25 min)"
+	@echo "make tournament  the bot levels against each other: docs/bots.md's tables and ratings (about 40 min)"
 	@echo "make install   create .venv and install the project with dev extras; npm ci (axe-core)"
 
 $(PY):
@@ -95,4 +95,4 @@ simulate: $(STAMP)
 	$(PY) -m games.rules.simulate --matches 100 --seed 1
 
 tournament: $(STAMP)
-	$(PY) -m games.rules.tournament --bots hard,normal,normal --matches 600 --seed 1 --workers 2
+	$(PY) -m games.rules.tournament --ladder --workers 2

@@ -50,8 +50,9 @@ from games.errors import (
 )
 from games.models import Game, IdempotencyRecord, Seat
 from games.rules import RuleSet, new_game
+from games.rules.bots import LEVELS
 
-BOT_LEVELS = ("easy", "normal", "hard")
+BOT_LEVELS = tuple(LEVELS)
 
 #: Upper bounds on numeric rule options a client may set (the rules core only wants >= 0).
 RULE_LIMITS = {

@@ -24,11 +24,13 @@ from games.models import Game, Seat
 from games.players import upcast_event
 from games.rules import (
     GameState,
+    RuleSet,
     deck_commitment,
     player_view,
     redact_event,
     state_to_dict,
 )
+from games.rules.bots import LEVEL_INFO
 
 FEED_LIMIT = 1000
 
@@ -50,6 +52,27 @@ def table_list(
     if status:
         qs = qs.filter(status=status)
     return list(_with_seats(qs.order_by("-created_at", "id"))[offset : offset + limit])
+
+
+def table_options() -> dict[str, Any]:
+    """What a new table may be created with: the rule presets (every option of each), and the
+    bot levels, weakest first, each with the rating it earned against the others (so a player
+    can set a level against their own rating)."""
+    return {
+        "presets": [
+            {"name": name, "rules": RuleSet.preset(name).to_dict()} for name in RuleSet.PRESETS
+        ],
+        "bot_levels": [
+            {
+                "level": level.name,
+                "summary": level.summary,
+                "rating": level.rating,
+                "mu": level.mu,
+                "sigma": level.sigma,
+            }
+            for level in LEVEL_INFO
+        ],
+    }
 
 
 def table_get(*, game_id: uuid.UUID | str) -> Game:

@@ -25,6 +25,7 @@ from rest_framework import serializers
 
 from games.api.commands import CARD_PATTERN
 from games.rules import RuleSet
+from games.rules.bots import LEVELS
 from games.rules.events import EVENT_TYPES, Event
 from games.rules.ruleset import DRAW_CALL_TIMINGS, FIRST_DEALERS, STOCK_OUT_TIES
 
@@ -32,7 +33,7 @@ Factory = Callable[..., serializers.Field]
 
 MELD_KINDS = ("set", "run")
 ROUND_END_REASONS = ("tongits", "draw", "stock_out", "turn_cap")
-BOT_LEVELS = ("easy", "normal", "hard")
+BOT_LEVELS = tuple(LEVELS)
 
 
 class CardField(serializers.CharField):

@@ -127,7 +127,12 @@ class SeatInputSerializer(serializers.Serializer):
     username = StrictCharField(
         max_length=150, required=False, help_text='With kind "user": seat this user now.'
     )
-    level = serializers.ChoiceField(choices=BOT_LEVELS, required=False, default="normal")
+    level = serializers.ChoiceField(
+        choices=BOT_LEVELS,
+        required=False,
+        default="normal",
+        help_text='With kind "bot": its level; GET tables/options gives each one\'s rating.',
+    )
 
 
 class TableCreateInputSerializer(serializers.Serializer):
@@ -155,6 +160,29 @@ class TableCreateInputSerializer(serializers.Serializer):
         "chips at stake. 409 `insufficient_chips` (with `seat`) when a wallet cannot cover it. "
         "Quick play's rooms: GET /rooms.",
     )
+
+
+class BotLevelSerializer(serializers.Serializer):
+    level = serializers.ChoiceField(choices=BOT_LEVELS, help_text="A bot seat's level.")
+    summary = serializers.CharField(help_text="How the level plays, in a sentence.")
+    rating = serializers.FloatField(
+        help_text="mu - 3 sigma: the conservative rating players' leaderboard sorts by."
+    )
+    mu = serializers.FloatField(
+        help_text="openskill (Plackett-Luce) skill from the levels' tournament, on the scale "
+        "of players' ratings (a new player starts at 25)."
+    )
+    sigma = serializers.FloatField(help_text="Uncertainty of mu.")
+
+
+class PresetSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text='A preset a table\'s "rules" may name.')
+    rules = RulesOutputField(help_text="Every option of the preset.")
+
+
+class TableOptionsSerializer(serializers.Serializer):
+    presets = PresetSerializer(many=True)
+    bot_levels = BotLevelSerializer(many=True, help_text="Weakest first.")
 
 
 class RoomSerializer(serializers.Serializer):

@@ -11,6 +11,7 @@ urlpatterns = [
     path("games/<uuid:game_id>", views.GameApi.as_view(), name="game"),
     path("games/<uuid:game_id>/commands", views.GameCommandsApi.as_view(), name="game-commands"),
     path("tables", views.TablesApi.as_view(), name="tables"),
+    path("tables/options", views.TableOptionsApi.as_view(), name="table-options"),
     path("rooms", views.RoomsApi.as_view(), name="rooms"),
     path("tables/<uuid:game_id>", views.TableDetailApi.as_view(), name="table-detail"),
     path("tables/<uuid:game_id>/join", views.TableJoinApi.as_view(), name="table-join"),

@@ -39,6 +39,7 @@ from games.api.serializers import (
     TableCreateInputSerializer,
     TableJoinInputSerializer,
     TableListQuerySerializer,
+    TableOptionsSerializer,
     TableOutputSerializer,
 )
 from ops.throttling import CommandThrottle
@@ -128,6 +129,19 @@ class TablesApi(APIView):
         query.is_valid(raise_exception=True)
         games = selectors.table_list(**query.validated_data)
         return Response(TableOutputSerializer(map(present.table_dict, games), many=True).data)
+
+
+class TableOptionsApi(APIView):
+    @extend_schema(
+        operation_id="tables_options",
+        summary="What a new table may have: rule presets, and bot levels with their ratings",
+        description="Each bot level carries the openskill rating it earned against the other "
+        "levels (docs/bots.md), on the scale of players' own ratings.",
+        tags=TABLES,
+        responses={200: TableOptionsSerializer, **error_responses(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(TableOptionsSerializer(selectors.table_options()).data)
 
 
 class RoomsApi(APIView):

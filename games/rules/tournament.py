@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
 
+from openskill.models import PlackettLuce
 from tqdm import tqdm
 
 from .bots import BOTS, LEVELS, Bot
 from .ruleset import RuleSet
+from .scoring import placements
 from .selfplay import play_match
 
 REASONS = ("tongits", "draw", "stock_out", "turn_cap")
@@ -63,6 +65,8 @@ class MatchResult:
     winner: int | None
     rounds: list[tuple[int | None, str, tuple[int, int, int]]]  # winner entry, reason, chips
     times: list[list[float]]  # per entry
+    index: int = 0
+    places: tuple[int, ...] = (0, 0, 0)  # per entry: 1 to 3, as players' matches are ranked
 
 
 def match_seed(seed: int, index: int) -> int:
@@ -84,11 +88,16 @@ def play_one(job: tuple[list[str], int, int, str]) -> MatchResult:
         chips = tuple(r.payouts[seat_of[e]] for e in range(3))
         winner = entry_at[r.winner] if r.winner is not None else None
         rounds.append((winner, r.reason, chips))
-    winner = record.state.match_winner
+    state = record.state
+    winner = state.match_winner
+    totals = [sum(r.payouts[s] for r in record.rounds) for s in range(3)]
+    by_seat = placements(winner, state.round_wins, totals)
     return MatchResult(
         winner=entry_at[winner] if winner is not None else None,
         rounds=rounds,
         times=[record.decision_times[seat_of[e]] for e in range(3)],
+        index=index,
+        places=tuple(by_seat[seat_of[e]] for e in range(3)),
     )
 
 
@@ -119,9 +128,11 @@ class Tally:
     by_reason: list[Counter[str]] = field(default_factory=lambda: [Counter() for _ in range(3)])
     chips: list[int] = field(default_factory=lambda: [0, 0, 0])
     times: list[list[float]] = field(default_factory=lambda: [[], [], []])
+    places: dict[int, tuple[int, ...]] = field(default_factory=dict)  # by match index
 
     def add(self, result: MatchResult) -> None:
         self.matches += 1
+        self.places[result.index] = result.places
         if result.winner is not None:
             self.wins[result.winner] += 1
         for winner, reason, chips in result.rounds:
@@ -165,6 +176,67 @@ def report(specs: list[str], tally: Tally, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def ratings(tally: Tally) -> list[tuple[float, float]]:
+    """openskill (Plackett-Luce, the players' model) (mu, sigma) per entry, from mu 25: every
+    match one free-for-all ranked by placement, applied in match order (so ``workers`` does not
+    change the answer)."""
+    model = PlackettLuce()
+    teams = [[model.rating()] for _ in range(3)]
+    for index in sorted(tally.places):
+        teams = model.rate(teams, ranks=list(tally.places[index]))
+    return [(team[0].mu, team[0].sigma) for team in teams]
+
+
+#: The runs docs/bots.md reports: (bots, matches, seed). The last one, the three levels at one
+#: table, gives each level its rating.
+LADDER: tuple[tuple[str, int, int], ...] = (
+    ("hard,normal,normal", 600, 1),
+    ("normal,easy,easy", 600, 7),
+    ("easy,normal,hard", 300, 3),
+)
+
+
+def ladder(workers: int = 1, progress: bool = True, runs=LADDER) -> str:
+    """Play ``runs`` and answer docs/bots.md's two tables, in Markdown: each run's result for
+    its first entry, then each level's rating and decision time (over all its decisions)."""
+    lines = ["| command | result |", "|---|---|"]
+    times: dict[str, list[float]] = {}
+    rated: list[tuple[float, float]] = []
+    specs: list[str] = []
+    for bots, matches, seed in runs:
+        started = time.perf_counter()
+        specs = bots.split(",")
+        tally = run(specs, matches, seed, workers, progress=progress)
+        minutes = (time.perf_counter() - started) / 60
+        won = sum(tally.by_reason[0].values())
+        lo, hi = wilson(tally.wins[0], tally.matches)
+        lines.append(
+            f"| `--bots {bots} --matches {matches} --seed {seed} --workers {workers}` | "
+            f"{specs[0]} wins {tally.wins[0]}/{tally.matches} = "
+            f"{tally.wins[0] / tally.matches:.1%} [{lo:.1%}, {hi:.1%}]; "
+            f"{won / max(tally.rounds, 1):.1%} of rounds; "
+            f"{tally.chips[0] / max(tally.rounds, 1):+.2f} chips/round ({minutes:.0f} min) |"
+        )
+        for e, spec in enumerate(specs):
+            times.setdefault(spec, []).extend(tally.times[e])
+        rated = ratings(tally)
+    lines += [
+        "",
+        "| level | rating (mu - 3 sigma) | mu | sigma | decision ms: median | p99 | max |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for e in sorted(range(3), key=lambda e: rated[e][0]):
+        spec = specs[e]
+        mu, sigma = rated[e]
+        ts = sorted(times[spec])
+        lines.append(
+            f"| `{spec}` | {mu - 3 * sigma:.1f} | {mu:.2f} | {sigma:.2f} | "
+            f"{statistics.median(ts) * 1e3:.2f} | {percentile(ts, 0.99) * 1e3:.1f} | "
+            f"{ts[-1] * 1e3:.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def run(
     specs: list[str],
     matches: int,
@@ -203,7 +275,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--rules", default="standard", help="preset: standard, house or h19")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--ladder",
+        action="store_true",
+        help="play docs/bots.md's runs (LADDER) and print its tables with each level's rating",
+    )
     args = parser.parse_args(argv)
+    if args.ladder:
+        print(ladder(args.workers, not args.no_progress))
+        return
     specs = args.bots.split(",")
     if len(specs) != 3:
         parser.error("--bots needs three entries")
@@ -219,6 +299,11 @@ def main(argv: list[str] | None = None) -> None:
         f"workers: {args.workers}  (seats rotated; even share 33.3%)"
     )
     print(report(specs, tally, time.perf_counter() - started))
+    rated = ratings(tally)
+    print(
+        "openskill after these matches (mu - 3 sigma; mu; sigma): "
+        + "  ".join(f"{e + 1}. {m - 3 * s:.1f}; {m:.2f}; {s:.2f}" for e, (m, s) in enumerate(rated))
+    )
 
 
 if __name__ == "__main__":

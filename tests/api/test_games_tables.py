@@ -311,3 +311,23 @@ def test_every_game_endpoint_needs_a_token(api_client, clients, method, path):
     api_client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
     response = getattr(api_client, method)(path.format(id=table), {}, "json")
     assert_error(response, 401, "authentication_failed")
+
+
+def test_table_options_list_presets_and_bot_levels_with_their_ratings(clients, client):
+    from games.rules import RuleSet
+    from games.rules.bots import LEVEL_INFO
+
+    body = clients[0].get(f"{TABLES}/options").json()
+    assert [p["name"] for p in body["presets"]] == list(RuleSet.PRESETS)
+    assert body["presets"][2]["rules"] == RuleSet.preset("h19").to_dict()
+    levels = body["bot_levels"]
+    assert [level["level"] for level in levels] == ["easy", "normal", "hard"]
+    for level, info in zip(levels, LEVEL_INFO, strict=True):
+        assert level["mu"] == info.mu and level["sigma"] == info.sigma
+        assert level["rating"] == round(info.mu - 3 * info.sigma, 1)
+    # weakest first means what it says: the ratings the tournament gave rise level by level
+    assert levels[0]["mu"] < levels[1]["mu"] < levels[2]["mu"]
+    # every level offered here is one a table accepts
+    seats = [{"kind": "user"}] + [{"kind": "bot", "level": lv["level"]} for lv in levels[1:]]
+    assert create(clients[0], seats=seats).status_code == 201
+    assert client.get(f"{TABLES}/options").status_code == 401

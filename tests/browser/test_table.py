@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from games.rules.bots import LEVEL_INFO
 from tests.browser.support import (
     PASSWORD,
     Watch,
@@ -165,6 +166,10 @@ def test_quick_play_against_bots_replay_and_audit(watch: Watch) -> None:
     page = watch.open("solo")
     register(page, "solo")
     shot(page, "lobby")
+    # the bot picker shows each level with the rating it earned (GET tables/options)
+    for level in LEVEL_INFO:
+        option = page.get_by_label("Second bot").locator(f"option[value={level.name}]")
+        assert option.inner_text() == f"{level.name} (rating {level.rating:.1f})"
     page.get_by_label("Second bot").select_option("hard")
     page.get_by_test_id("quick-play").click()
     table = page.get_by_test_id("table")

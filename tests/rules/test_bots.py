@@ -275,3 +275,52 @@ def test_hard_bot_copes_without_history_or_with_part_of_it() -> None:
         for part in (None, [], history[-5:]):
             command = small_hard().choose(view, legal, random.Random(0), part)
             assert command_key(command) in keys
+
+
+def test_ladder_ratings_are_openskill_replayed_in_match_order() -> None:
+    """The ratings the ladder prints are Plackett-Luce applied match by match in index order,
+    the way players are rated, whatever order the workers finished in."""
+    from openskill.models import PlackettLuce
+
+    from games.rules.tournament import ratings, run
+
+    tally = run(["normal", "greedy", "easy"], 4, seed=2, workers=2, progress=False)
+    assert sorted(tally.places) == [0, 1, 2, 3]
+    model = PlackettLuce()
+    teams = [[model.rating()] for _ in range(3)]
+    for index in range(4):
+        places = tally.places[index]
+        assert sorted(places)[0] == 1 and all(1 <= p <= 3 for p in places)
+        teams = model.rate(teams, ranks=list(places))
+    assert ratings(tally) == [(t[0].mu, t[0].sigma) for t in teams]
+
+
+def test_ladder_prints_the_docs_tables() -> None:
+    from games.rules.tournament import ladder
+
+    out = ladder(1, False, (("normal,easy,easy", 2, 7), ("easy,normal,greedy", 2, 3)))
+    assert "| `--bots normal,easy,easy --matches 2 --seed 7 --workers 1` | normal wins" in out
+    levels = [
+        line.split(" | ")
+        for line in out.splitlines()
+        if line.startswith("| `") and "--" not in line
+    ]
+    assert sorted(row[0].strip("| `") for row in levels) == ["easy", "greedy", "normal"]
+    mus = [float(row[2]) for row in levels]
+    assert mus == sorted(mus)  # weakest first
+    for row in levels:
+        assert float(row[1]) == pytest.approx(float(row[2]) - 3 * float(row[3]), abs=0.06)
+
+
+def test_docs_record_the_ratings_the_api_shows() -> None:
+    """docs/bots.md's ratings table and LEVEL_INFO (what the API and the browser show) agree."""
+    from pathlib import Path
+
+    from games.rules.bots import LEVEL_INFO
+
+    docs = (Path(__file__).parents[2] / "docs" / "bots.md").read_text()
+    for level in LEVEL_INFO:
+        row = [ln for ln in docs.splitlines() if ln.startswith(f"| `{level.name}` | ")][-1]
+        rating, mu, sigma = (float(x) for x in row.split(" | ")[1:4])
+        assert (mu, sigma) == (level.mu, level.sigma), row
+        assert rating == pytest.approx(level.rating, abs=0.11)  # the docs round unrounded mu

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from .easy import EasyBot
 from .greedy import GreedyBot
 from .hard import HardBot
+from .levels import LEVEL_INFO, Level
 from .normal import NormalBot
 from .random_bot import RandomBot
 
@@ -39,8 +40,8 @@ BOTS: dict[str, type] = {
     "normal": NormalBot,
     "hard": HardBot,
 }
-#: Levels offered to players (the API creates bot seats by level), weakest first.
-LEVELS: dict[str, str] = {"easy": "easy", "normal": "normal", "hard": "hard"}
+#: Levels offered to players (the API creates bot seats by level), weakest first: level -> bot.
+LEVELS: dict[str, str] = {level.name: level.name for level in LEVEL_INFO}
 
 
 def get_bot(name: str) -> Bot:
@@ -55,6 +56,8 @@ def get_bot(name: str) -> Bot:
 __all__ = [
     "BOTS",
     "LEVELS",
+    "LEVEL_INFO",
+    "Level",
     "Bot",
     "EasyBot",
     "GreedyBot",

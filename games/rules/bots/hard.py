@@ -55,6 +55,13 @@ class HardBot:
         tries: int = 6,
         slack: float = 2.0,
         params: Params | None = None,
+        call_bonus: float | None = None,
+        call_bias: float = 0.0,
+        challenge_bias: float = 0.0,
+        own_call: float | None = None,
+        own_challenge: float | None = None,
+        exact: bool = False,
+        no_fit: bool = False,
     ) -> None:
         """``playouts``: budget per decision; ``time_limit``: seconds per decision (``None``:
         none); ``max_discards``: discards searched; ``win_bonus``: chips a round win is worth
@@ -62,6 +69,7 @@ class HardBot:
         hand; ``prune``: drop a candidate this many standard errors behind, checked every
         ``check`` deals; ``extra``, ``tries``, ``slack``: see ``Sampler``; ``params``: the
         playout policy."""
+        self._started = 0.0
         self.playouts = playouts
         self.time_limit = time_limit
         self.max_discards = max_discards
@@ -74,6 +82,18 @@ class HardBot:
         self.tries = tries
         self.slack = slack
         self.params = params or Params()
+        self.call_bonus = win_bonus if call_bonus is None else call_bonus
+        self.call_bias = call_bias
+        self.challenge_bias = challenge_bias
+        self.exact = exact
+        self.no_fit = no_fit
+        p = self.params
+        self.own = Params(
+            p.call_frac if own_call is None else own_call,
+            p.challenge_frac if own_challenge is None else own_challenge,
+            p.keep,
+            p.danger,
+        )
 
     def choose(
         self,
@@ -84,6 +104,7 @@ class HardBot:
     ) -> dict[str, Any]:
         if len(legal) == 1:
             return legal[0]
+        self._started = time.perf_counter()
         k = read(view, history)
         by_type = group_by_type(legal)
         if k.phase == "draw_call":
@@ -102,7 +123,7 @@ class HardBot:
             (by_type["challenge"][0], ("answer", True)),
             (by_type["fold"][0], ("answer", False)),
         ]
-        return self._search(k, cands, rng)
+        return self._search(k, cands, rng, self.call_bonus)
 
     def _start(
         self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
@@ -134,7 +155,8 @@ class HardBot:
             cands.append((by_type["call_draw"][0], ("call",)))
         if len(cands) == 1:
             return cands[0][0]
-        return self._search(k, cands, rng)
+        calls = "call_draw" in by_type
+        return self._search(k, cands, rng, self.call_bonus if calls else self.win_bonus)
 
     def _play(
         self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
@@ -179,7 +201,7 @@ class HardBot:
         if len(ranked) == 1 and not calls:
             return _discard_cmd(discards, ranked[0])
         cands = [(_discard_cmd(discards, c), ("discard", c)) for c in ranked] + calls
-        return self._search(k, cands, rng)
+        return self._search(k, cands, rng, self.call_bonus if calls else self.win_bonus)
 
     def _ranked_discards(self, k: Knowledge, pool: int) -> list[int]:
         """The ``max_discards`` most plausible discards, best first by the normal bot's score."""
@@ -203,45 +225,61 @@ class HardBot:
 
     # ------------------------------------------------------------ flat Monte Carlo
 
-    def _search(self, k: Knowledge, cands: list[Candidate], rng: random.Random) -> dict[str, Any]:
+    def _search(
+        self, k: Knowledge, cands: list[Candidate], rng: random.Random, bonus: float
+    ) -> dict[str, Any]:
         """The candidate with the best mean playout value over sampled deals.
 
         Every live candidate is played out on the same deals, so candidates are compared pair by
         pair; every ``check`` deals, one clearly behind the leader (by ``prune`` standard errors
         of the paired difference) is dropped and the budget goes to the rest.
         """
-        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        deadline = None if self.time_limit is None else self._started + self.time_limit
+        clock = time.perf_counter
+        last = clock()
         values: list[list[float]] = [[] for _ in cands]
         alive = list(range(len(cands)))
-        value = self._valuer(k)
+        value = self._valuer(k, bonus)
         me = k.seat
         params = self.params
         hold = 1 << me if self.hold else 0
-        sampler = Sampler(k, self.extra, tries=self.tries, slack=self.slack)
+        sampler = Sampler(
+            k, self.extra, tries=self.tries, slack=self.slack, exact=self.exact, no_fit=self.no_fit
+        )
         budget = self.playouts
         deals = 0
-        while budget >= len(alive):
+        bias = [self._bias(c[1]) for c in cands]
+        while len(alive) > 1 and budget >= len(alive):
             world = sampler.sample(rng)
             for i in alive:
-                sim = Sim(k, world, params, hold)
+                sim = Sim(k, world, params, hold, self.own)
                 _apply(sim, me, cands[i][1])
                 sim.run()
-                values[i].append(value(sim))
+                values[i].append(value(sim) + bias[i])
             budget -= len(alive)
             deals += 1
-            if deadline is not None and time.perf_counter() > deadline:
-                break
+            if deadline is not None:
+                now = clock()
+                if now + (now - last) > deadline:  # the next deal would end past the cap
+                    break
+                last = now
             if self.prune and len(alive) > 1 and deals % self.check == 0:
                 alive = _prune(values, alive, self.prune)
         best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
         return cands[best][0]
 
-    def _valuer(self, k: Knowledge) -> Callable[[Sim], float]:
+    def _bias(self, action: tuple) -> float:
+        if action[0] == "call":
+            return self.call_bias
+        if action == ("answer", True):
+            return self.challenge_bias
+        return 0.0
+
+    def _valuer(self, k: Knowledge, bonus: float) -> Callable[[Sim], float]:
         """Value of a finished playout: this seat's chips in the round, plus ``win_bonus`` chips
         per third of a match that the round's winner adds to (or takes from) its match chances.
         Without ``match_aware``: plus ``win_bonus`` for a win, minus half of it for a loss."""
         me = k.seat
-        bonus = self.win_bonus
         if self.match_aware:
             equity = [bonus * 3 * e for e in _equity_after(k)]
 

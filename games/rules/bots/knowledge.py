@@ -12,7 +12,7 @@ from typing import Any
 from ..cards import BIT, FULL_DECK, mask_of_codes, parse_card
 from ..melds import SET
 from ..ruleset import RuleSet
-from .heuristics import typical_deadwood
+from .heuristics import targets, typical_deadwood
 
 _RULES_CACHE: dict[tuple, RuleSet] = {}
 
@@ -79,6 +79,9 @@ class Knowledge:
     no_call_limit: list[int] = field(default_factory=lambda: [-1, -1, -1])
     #: per seat: its latest discard this round (-1: none yet)
     last_discard: list[int] = field(default_factory=lambda: [-1, -1, -1])
+    #: per seat: cards that fitted an exposed meld when it last discarded (a seat that lays off
+    #: all it can holds none of them)
+    fits: list[int] = field(default_factory=lambda: [0, 0, 0])
 
     @property
     def opponents(self) -> tuple[int, int]:
@@ -143,6 +146,8 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
     first = history[start] if history and history[start].get("type") == "round_started" else {}
     counts = list(first.get("hand_counts", k.hand_counts))
     owner: dict[int, int] = {}
+    exposed: dict[int, list] = {}  # meld id -> [mask, is_set] of the melds anyone may lay off on
+    ah = k.rules.ace_high_runs
     opened = [False, False, False]
     blocked = [False, False, False]
     draw_call = k.rules.draw_call
@@ -168,15 +173,26 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
                 if pile:
                     pile.pop()
                 owner.setdefault(e["meld_id"], s)
+                taken = BIT[parse_card(e["card"])]
+                if e.get("lay_off"):
+                    if e["meld_id"] in exposed:
+                        exposed[e["meld_id"]][0] |= taken
+                else:
+                    cards = mask_of_codes(e["cards"]) | taken
+                    exposed[e["meld_id"]] = [cards, e.get("kind") == SET]
                 if not e.get("lay_off"):
                     counts[s] -= len(e["cards"]) - 1
                     opened[s] = True
         elif kind == "melded":
             owner[e["meld_id"]] = s
+            if e.get("cards") and not e.get("hidden"):
+                exposed[e["meld_id"]] = [mask_of_codes(e["cards"]), e.get("kind") == SET]
             opened[s] = True
             counts[s] -= len(e["cards"]) if e.get("cards") else e.get("size", 4)
         elif kind == "laid_off":
             counts[s] -= 1
+            if e["meld_id"] in exposed:
+                exposed[e["meld_id"]][0] |= BIT[parse_card(e["card"])]
             o = owner.get(e["meld_id"], s)
             if o != s:
                 blocked[o] = True
@@ -188,6 +204,10 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
             counts[s] -= 1
             k.discarded[s] |= BIT[c]
             k.last_discard[s] = c
+            fits = 0
+            for mask, is_set in exposed.values():
+                fits |= targets(mask, is_set, ah)
+            k.fits[s] = fits
 
 
 _CALL_FRAC = 1.2  # the normal bot's Draw-call margin: what a sensible seat would call with

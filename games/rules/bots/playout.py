@@ -67,9 +67,17 @@ class Sim:
         "payouts",
         "steps",
         "hold",
+        "own",
     )
 
-    def __init__(self, k: Knowledge, world: World, params: Params, hold: int = 0) -> None:
+    def __init__(
+        self,
+        k: Knowledge,
+        world: World,
+        params: Params,
+        hold: int = 0,
+        own: Params | None = None,
+    ) -> None:
         self.rules: RuleSet = k.rules
         self.ah = k.rules.ace_high_runs
         self.in_turn = k.rules.draw_call and k.rules.in_turn
@@ -103,6 +111,7 @@ class Sim:
         self.payouts = (0, 0, 0)
         self.steps = 0
         self.hold = hold  # bitmask of seats that keep their melds in hand
+        self.own = own or params  # the Draw judgement of the seats in ``hold``
 
     # ------------------------------------------------------------ the loop
 
@@ -150,14 +159,16 @@ class Sim:
                 e = typical_deadwood(self.hands[o].bit_count())
                 if e < est:
                     est = e
-        return est == 99 or dw <= self.p.call_frac * est
+        p = self.own if self.hold >> s & 1 else self.p
+        return est == 99 or dw <= p.call_frac * est
 
     def wants_challenge(self, s: int) -> bool:
         if not self.opened[s]:
             return False
         dw = best_arrangement(self.hands[s], self.ah)[0]
         est = typical_deadwood(self.hands[self.caller].bit_count())
-        return dw <= self.p.challenge_frac * est or dw <= 3
+        p = self.own if self.hold >> s & 1 else self.p
+        return dw <= p.challenge_frac * est or dw <= 3
 
     def best_take(self, hand: int, top: int) -> int:
         top_bit = BIT[top]

@@ -17,9 +17,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..cards import BIT, POINTS
+from ..cards import BIT, FULL_DECK, POINTS
 from ..melds import RANK_MASKS, best_arrangement
-from .heuristics import pairs_for, typical_deadwood
+from .heuristics import pairs_for, potential, take_risk, typical_deadwood
 from .knowledge import Knowledge
 
 
@@ -45,7 +45,12 @@ class Sampler:
         keep: float = 6.0,
         call_slack: int = 0,
         call_weight: int = 2,
+        exact: bool = False,
+        danger: float = 10.0,
+        no_fit: bool = False,
     ) -> None:
+        self.exact = exact
+        self.danger = danger
         self.call_slack = call_slack
         self.call_weight = call_weight
         self.k = k
@@ -74,6 +79,8 @@ class Sampler:
                     table[yc] = table.get(yc, 0) | z
                     table[zc] = table.get(zc, 0) | y
             self.partner[o] = table
+        # a seat lays off every card it can before it discards: it holds none that fitted a meld
+        self.fits = {o: k.fits[o] & k.unknown if no_fit else 0 for o in k.opponents}
         self.caller_limit = -1
         if k.phase == "draw_call" and k.draw_caller >= 0 and k.draw_caller != k.seat:
             self.caller_limit = _call_limit(k, k.draw_caller)
@@ -133,7 +140,7 @@ class Sampler:
         assert best is not None
         return best
 
-    def _misfits(self, o: int, hand: int, d: int) -> int:
+    def _misfits(self, o: int, hand: int, d: int) -> float:
         """Cards of ``hand`` that a sensible seat would have discarded rather than ``d``, its
         last discard: more points and no more half-melds to keep them for."""
         live = ~(hand | self.k.dead)
@@ -148,11 +155,13 @@ class Sampler:
                     pot += 1
             return POINTS[c] - keep * pot
 
-        bar = worth(d, hand) + self.slack
-        bad = 0
+        bad: float = 0
         limit = self.k.no_call_limit[o]
         if limit >= 0 and best_arrangement(hand | BIT[d], self.ah)[0] <= limit - self.call_slack:
             bad += self.call_weight
+        if self.exact:
+            return bad + self._discard_gap(o, hand, d)
+        bar = worth(d, hand) + self.slack
         b = hand
         while b:
             low = b & -b
@@ -161,6 +170,39 @@ class Sampler:
             if POINTS[c] > bar and worth(c, hand) > bar:
                 bad += 1
         return bad
+
+    def _discard_gap(self, o: int, hand: int, d: int) -> float:
+        """How much better than ``d`` the best card of ``hand`` was to shed, by the ``normal``
+        bot's discard score (0: ``d`` was the seat's own choice), less ``slack``."""
+        before = hand | BIT[d]
+        unknown = FULL_DECK & ~before & ~self.k.dead
+        q = min(1.0, self.k.hand_counts[(o + 1) % 3] / (unknown.bit_count() or 1))
+        q2 = q * q
+        ah = self.ah
+        keep = self.keep
+        danger = self.danger
+
+        def score(c: int) -> float:
+            risk = take_risk(c, unknown, ah) * q2
+            return (
+                POINTS[c]
+                - keep * potential(c, before & ~BIT[c], unknown, ah)
+                - danger * (risk if risk < 1.0 else 1.0)
+                + c % 13 * 0.01
+            )
+
+        bar = score(d) + self.slack
+        gap = 0.0
+        b = hand
+        while b:
+            low = b & -b
+            c = low.bit_length() - 1
+            b ^= low
+            if POINTS[c] + 0.13 > bar:  # only a card worth this many points could beat d
+                g = score(c) - bar
+                if g > gap:
+                    gap = g
+        return gap
 
     def _deal_once(self, o: int, pool: list[int], rng: random.Random) -> tuple[int, list[int]]:
         """One hand for ``o`` from the front of ``pool``; the rest, in random order."""
@@ -171,6 +213,7 @@ class Sampler:
         want = n + min(self.extra, k.discarded[o].bit_count())
         pairs = self.pairs
         forbid = self.partner[o]
+        fits = self.fits[o]
         hand = 0
         got = 0
         rest = []
@@ -178,7 +221,7 @@ class Sampler:
             if got == want:
                 rest.extend(pool[i:])
                 break
-            ok = not (forbid and hand & forbid.get(c, 0))
+            ok = not (fits & BIT[c] or forbid and hand & forbid.get(c, 0))
             if ok:
                 for p in pairs[c]:
                     if hand & p == p:

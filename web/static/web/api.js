@@ -72,6 +72,7 @@ export const api = {
   createTable: (rules, seats, buyIn = 0) =>
     call("POST", "/tables", { rules, seats, buy_in: buyIn }),
   rooms: () => call("GET", "/rooms"),
+  tableOptions: () => call("GET", "/tables/options"),
   wallet: () => call("GET", "/me/wallet"),
   // The first page, or the page a previous answer's `next` link names (an absolute URL).
   walletEntries: (next) => {

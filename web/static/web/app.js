@@ -189,19 +189,22 @@ function resetScreen(root, r) {
 
 // ------------------------------------------------------------------ lobby
 
-const LEVELS = ["easy", "normal", "hard"];
 const PRESETS = ["standard", "house", "h19"];
 
-function select(id, label, options, value) {
+/** "hard (rating 31.2)": a bot level with the rating it earned against the others. */
+const levelText = (l) => `${l.level} (rating ${l.rating.toFixed(1)})`;
+
+function select(id, label, options, value, text = (o) => o) {
   const el = h("select", { id, name: id },
-    options.map((o) => h("option", { value: o, selected: o === value }, o)));
+    options.map((o) => h("option", { value: o.level || o, selected: (o.level || o) === value },
+      text(o))));
   return [h("label", { for: id }, label), el];
 }
 
-function seatChooser(id, label) {
+function seatChooser(id, label, levels) {
   const kind = h("select", { id: `${id}-kind`, "aria-label": `${label}: who` },
     h("option", { value: "open" }, "open seat"),
-    LEVELS.map((l) => h("option", { value: `bot:${l}` }, `bot (${l})`)),
+    levels.map((l) => h("option", { value: `bot:${l.level}` }, `bot: ${levelText(l)}`)),
     h("option", { value: "user" }, "a friend by name"));
   const name = h("input", { id: `${id}-name`, "aria-label": `${label}: friend's username`,
     placeholder: "username", hidden: true });
@@ -237,9 +240,11 @@ function roomChooser(id, rooms) {
 
 async function lobbyScreen(root) {
   const { username } = session();
-  const [rooms, wallet] = await Promise.all([api.rooms(), api.wallet()]);
-  const [labelA, selA] = select("quick-bot-1", "First bot", LEVELS, "easy");
-  const [labelB, selB] = select("quick-bot-2", "Second bot", LEVELS, "normal");
+  const [rooms, wallet, options] = await Promise.all(
+    [api.rooms(), api.wallet(), api.tableOptions()]);
+  const levels = options.bot_levels;
+  const [labelA, selA] = select("quick-bot-1", "First bot", levels, "easy", levelText);
+  const [labelB, selB] = select("quick-bot-2", "Second bot", levels, "normal", levelText);
   const [labelP, selP] = select("quick-preset", "Rules", PRESETS, "standard");
   const quickRoom = roomChooser("quick-room", rooms);
   const quick = h("form", { class: "panel", "aria-labelledby": "quick-title" },
@@ -262,8 +267,8 @@ async function lobbyScreen(root) {
 
   const [labelF, selF] = select("friends-preset", "Rules", PRESETS, "standard");
   const friendsRoom = roomChooser("friends-room", rooms);
-  const s2 = seatChooser("friends-seat-2", "Seat 2");
-  const s3 = seatChooser("friends-seat-3", "Seat 3");
+  const s2 = seatChooser("friends-seat-2", "Seat 2", levels);
+  const s3 = seatChooser("friends-seat-3", "Seat 3", levels);
   const friends = h("form", { class: "panel", "aria-labelledby": "friends-title" },
     h("h2", { id: "friends-title" }, "A table with friends"),
     friendsRoom.label, friendsRoom.el, labelF, selF, s2.el, s3.el,

@@ -1,0 +1,49 @@
+"""The bot levels players pick, each with the rating the levels earned against each other.
+
+A rating is openskill's Plackett-Luce (mu, sigma), the model players' own ratings use (they start
+at mu 25), from ``make tournament``'s ladder: the three levels at one table, seats rotated, every
+match one free-for-all ranked by placement, in match order. docs/bots.md records the run; a test
+keeps the two in step, so the numbers a client shows are the ones measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One level as the API offers it."""
+
+    name: str
+    summary: str
+    mu: float
+    sigma: float
+
+    @property
+    def rating(self) -> float:
+        """The conservative rating players' leaderboard sorts by: mu - 3 sigma."""
+        return round(self.mu - 3 * self.sigma, 1)
+
+
+#: Weakest first.
+LEVEL_INFO: tuple[Level, ...] = (
+    Level(
+        "easy",
+        "Plays a random sensible move: never breaks its melds, goes out when it can.",
+        mu=8.87,
+        sigma=3.55,
+    ),
+    Level(
+        "normal",
+        "Counts cards, keeps live half-melds, avoids feeding the next seat, judges Draw calls.",
+        mu=27.69,
+        sigma=2.79,
+    ),
+    Level(
+        "hard",
+        "Searches: deals the unseen cards many ways and plays each move out to the round's end.",
+        mu=38.28,
+        sigma=2.91,
+    ),
+)
