@@ -6,18 +6,16 @@ per match (rules, times, rounds) and per seat (placement, rounds won and lost by
 burns, chips, deadwood). It does no I/O, so the incremental projection at settlement and
 ``rebuild_projections`` run exactly the same code, and a test can recompute every number.
 
-``rate_match`` is the rating step (openskill, Plackett-Luce, one free-for-all of three ranked by
-placement): pure too, so applying the same matches in the same order gives the same floats.
+The rating step that follows (openskill, Plackett-Luce, one free-for-all of three ranked by
+placement) is ``games.rules.rating``, shared with the bot levels' ratings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
-
-from openskill.models import PlackettLuce
 
 from games.rules import RuleSet
 from games.rules.scoring import placements
@@ -242,23 +240,3 @@ def last_if_resigned(places: list[int], resigned: list[bool]) -> list[int]:
         return places
     keys = list(zip(resigned, places, strict=True))
     return [1 + sum(other < key for other in keys) for key in keys]
-
-
-# ---------------------------------------------------------------- ratings
-
-MODEL = PlackettLuce()
-DEFAULT_RATING: tuple[float, float] = (MODEL.mu, MODEL.sigma)
-
-
-def ordinal(mu: float, sigma: float) -> float:
-    """The conservative rating the leaderboard sorts by: mu - 3 sigma (openskill's ordinal)."""
-    return MODEL.rating(mu=mu, sigma=sigma).ordinal()
-
-
-def rate_match(
-    before: Sequence[tuple[float, float]], places: Sequence[int]
-) -> list[tuple[float, float]]:
-    """(mu, sigma) per seat after one free-for-all of three, from (mu, sigma) before and places."""
-    teams = [[MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in before]
-    rated = MODEL.rate(teams, ranks=list(places))
-    return [(team[0].mu, team[0].sigma) for team in rated]

@@ -24,17 +24,11 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from accounts.match_records import (
-    COUNTERS,
-    DEFAULT_RATING,
-    MatchSummary,
-    ordinal,
-    rate_match,
-    summarize_match,
-)
+from accounts.match_records import COUNTERS, MatchSummary, summarize_match
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User, bot_username
 from games import store
 from games.models import Event
+from games.rules.rating import DEFAULT_RATING, ordinal, rate_match
 
 #: pg_advisory_xact_lock key of the projections (any constant unique within this database).
 LOCK_KEY = 0x746F6E6769747301

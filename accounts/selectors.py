@@ -16,12 +16,12 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.match_records import DEFAULT_RATING, ordinal
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
 from chips import selectors as chips_selectors
 from core.errors import NotFound
 from games import selectors as games_selectors
 from games.players import display_name, present_seats
+from games.rules.rating import DEFAULT_RATING, ordinal
 
 
 class PlayerNotFound(NotFound):

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
 
-from openskill.models import PlackettLuce
 from tqdm import tqdm
 
 from .bots import BOTS, LEVELS, Bot
+from .rating import DEFAULT_RATING, ordinal, rate_match
 from .ruleset import RuleSet
 from .scoring import placements
 from .selfplay import play_match
@@ -177,14 +177,13 @@ def report(specs: list[str], tally: Tally, seconds: float) -> str:
 
 
 def ratings(tally: Tally) -> list[tuple[float, float]]:
-    """openskill (Plackett-Luce, the players' model) (mu, sigma) per entry, from mu 25: every
+    """(mu, sigma) per entry by the players' rating model, from a new player's rating: every
     match one free-for-all ranked by placement, applied in match order (so ``workers`` does not
     change the answer)."""
-    model = PlackettLuce()
-    teams = [[model.rating()] for _ in range(3)]
+    rated = [DEFAULT_RATING] * 3
     for index in sorted(tally.places):
-        teams = model.rate(teams, ranks=list(tally.places[index]))
-    return [(team[0].mu, team[0].sigma) for team in teams]
+        rated = rate_match(rated, tally.places[index])
+    return rated
 
 
 #: The runs docs/bots.md reports: (bots, matches, seed). The last one, the three levels at one
@@ -201,8 +200,6 @@ def ladder(workers: int = 1, progress: bool = True, runs=LADDER) -> str:
     its first entry, then each level's rating and decision time (over all its decisions)."""
     lines = ["| command | result |", "|---|---|"]
     times: dict[str, list[float]] = {}
-    rated: list[tuple[float, float]] = []
-    specs: list[str] = []
     for bots, matches, seed in runs:
         started = time.perf_counter()
         specs = bots.split(",")
@@ -219,7 +216,7 @@ def ladder(workers: int = 1, progress: bool = True, runs=LADDER) -> str:
         )
         for e, spec in enumerate(specs):
             times.setdefault(spec, []).extend(tally.times[e])
-        rated = ratings(tally)
+    rated = ratings(tally)  # the last run: the levels at one table
     lines += [
         "",
         "| level | rating (mu - 3 sigma) | mu | sigma | decision ms: median | p99 | max |",
@@ -230,7 +227,7 @@ def ladder(workers: int = 1, progress: bool = True, runs=LADDER) -> str:
         mu, sigma = rated[e]
         ts = sorted(times[spec])
         lines.append(
-            f"| `{spec}` | {mu - 3 * sigma:.1f} | {mu:.2f} | {sigma:.2f} | "
+            f"| `{spec}` | {ordinal(mu, sigma):.1f} | {mu:.2f} | {sigma:.2f} | "
             f"{statistics.median(ts) * 1e3:.2f} | {percentile(ts, 0.99) * 1e3:.1f} | "
             f"{ts[-1] * 1e3:.1f} |"
         )
@@ -302,7 +299,9 @@ def main(argv: list[str] | None = None) -> None:
     rated = ratings(tally)
     print(
         "openskill after these matches (mu - 3 sigma; mu; sigma): "
-        + "  ".join(f"{e + 1}. {m - 3 * s:.1f}; {m:.2f}; {s:.2f}" for e, (m, s) in enumerate(rated))
+        + "  ".join(
+            f"{e + 1}. {ordinal(m, s):.1f}; {m:.2f}; {s:.2f}" for e, (m, s) in enumerate(rated)
+        )
     )
 
 

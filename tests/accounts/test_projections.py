@@ -7,11 +7,12 @@ import pytest
 from django.core.management import call_command
 
 from accounts import projections
-from accounts.match_records import DEFAULT_RATING, rules_preset, summarize_match
+from accounts.match_records import rules_preset, summarize_match
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
 from games import lobby
 from games.models import Event
 from games.rules import RuleSet
+from games.rules.rating import DEFAULT_RATING
 from tests.accounts.support import expected_ratings, expected_seats, play_with_bots
 from tests.accounts.test_history_api import snapshot
 

@@ -10,10 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from accounts.match_records import DEFAULT_RATING
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats
 from games import lobby, play, scheduling, selectors, store
 from games.models import Event, Game, Seat
+from games.rules.rating import DEFAULT_RATING
 from tests.accounts.support import settle
 from tests.accounts.test_projections import snapshot
 from tests.api.games_support import TABLES, assert_error, game_url, table_url

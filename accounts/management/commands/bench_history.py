@@ -29,9 +29,9 @@ from rest_framework.test import APIClient
 
 from accounts import selectors
 from accounts.api.views import HistoryPagination
-from accounts.match_records import DEFAULT_RATING, ordinal
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User
 from games.models import Game
+from games.rules.rating import DEFAULT_RATING, ordinal
 
 TARGET_MS = 50.0
 INDEX = "accounts_pm_history"

@@ -123,7 +123,7 @@ class HardBot:
             (by_type["challenge"][0], ("answer", True)),
             (by_type["fold"][0], ("answer", False)),
         ]
-        return self._search(k, cands, rng, self.call_bonus)
+        return self._search(k, cands, rng)
 
     def _start(
         self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
@@ -155,8 +155,7 @@ class HardBot:
             cands.append((by_type["call_draw"][0], ("call",)))
         if len(cands) == 1:
             return cands[0][0]
-        calls = "call_draw" in by_type
-        return self._search(k, cands, rng, self.call_bonus if calls else self.win_bonus)
+        return self._search(k, cands, rng)
 
     def _play(
         self, k: Knowledge, by_type: dict, legal: list[dict[str, Any]], rng: random.Random
@@ -201,7 +200,7 @@ class HardBot:
         if len(ranked) == 1 and not calls:
             return _discard_cmd(discards, ranked[0])
         cands = [(_discard_cmd(discards, c), ("discard", c)) for c in ranked] + calls
-        return self._search(k, cands, rng, self.call_bonus if calls else self.win_bonus)
+        return self._search(k, cands, rng)
 
     def _ranked_discards(self, k: Knowledge, pool: int) -> list[int]:
         """The ``max_discards`` most plausible discards, best first by the normal bot's score."""
@@ -225,9 +224,7 @@ class HardBot:
 
     # ------------------------------------------------------------ flat Monte Carlo
 
-    def _search(
-        self, k: Knowledge, cands: list[Candidate], rng: random.Random, bonus: float
-    ) -> dict[str, Any]:
+    def _search(self, k: Knowledge, cands: list[Candidate], rng: random.Random) -> dict[str, Any]:
         """The candidate with the best mean playout value over sampled deals.
 
         Every live candidate is played out on the same deals, so candidates are compared pair by
@@ -239,7 +236,8 @@ class HardBot:
         last = clock()
         values: list[list[float]] = [[] for _ in cands]
         alive = list(range(len(cands)))
-        value = self._valuer(k, bonus)
+        drawn = any(c[1][0] in ("call", "answer") for c in cands)  # a Draw is among them
+        value = self._valuer(k, self.call_bonus if drawn else self.win_bonus)
         me = k.seat
         params = self.params
         hold = 1 << me if self.hold else 0

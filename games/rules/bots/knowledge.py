@@ -173,14 +173,11 @@ def _read_history(k: Knowledge, history: list[dict[str, Any]]) -> None:
                 if pile:
                     pile.pop()
                 owner.setdefault(e["meld_id"], s)
-                taken = BIT[parse_card(e["card"])]
                 if e.get("lay_off"):
                     if e["meld_id"] in exposed:
-                        exposed[e["meld_id"]][0] |= taken
-                else:
-                    cards = mask_of_codes(e["cards"]) | taken
-                    exposed[e["meld_id"]] = [cards, e.get("kind") == SET]
-                if not e.get("lay_off"):
+                        exposed[e["meld_id"]][0] |= BIT[parse_card(e["card"])]
+                else:  # its cards include the one taken
+                    exposed[e["meld_id"]] = [mask_of_codes(e["cards"]), e.get("kind") == SET]
                     counts[s] -= len(e["cards"]) - 1
                     opened[s] = True
         elif kind == "melded":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..rating import ordinal
+
 
 @dataclass(frozen=True, slots=True)
 class Level:
@@ -23,7 +25,7 @@ class Level:
     @property
     def rating(self) -> float:
         """The conservative rating players' leaderboard sorts by: mu - 3 sigma."""
-        return round(self.mu - 3 * self.sigma, 1)
+        return round(ordinal(self.mu, self.sigma), 1)
 
 
 #: Weakest first.

@@ -153,9 +153,7 @@ def choose_discard(
     danger: float,
 ) -> int:
     """The card of ``pool`` to shed: high points, no live half-meld, nothing the next seat wants."""
-    n_unknown = unknown.bit_count() or 1
-    q = min(1.0, next_count / n_unknown)
-    q2 = q * q
+    q2 = feed_chance(next_count, unknown)
     best_card = -1
     best_score = -1e9
     b = pool
@@ -163,16 +161,38 @@ def choose_discard(
         low = b & -b
         c = low.bit_length() - 1
         b ^= low
-        rest = hand & ~low
-        score = POINTS[c] - keep * potential(c, rest, unknown, ace_high)
-        risk = take_risk(c, unknown, ace_high) * q2
-        if next_own_targets & low:
-            risk += 1.0
-        score -= danger * min(risk, 1.0)
-        score += c % 13 * 0.01  # ties: the higher rank goes
+        score = discard_score(c, hand, unknown, q2, next_own_targets, ace_high, keep, danger)
         if score > best_score:
             best_score, best_card = score, c
     return best_card
+
+
+def feed_chance(next_count: int, unknown: int) -> float:
+    """How likely the next seat holds a given two of the ``unknown`` cards (roughly)."""
+    q = min(1.0, next_count / (unknown.bit_count() or 1))
+    return q * q
+
+
+def discard_score(
+    c: int,
+    hand: int,
+    unknown: int,
+    q2: float,
+    next_own_targets: int,
+    ace_high: bool,
+    keep: float,
+    danger: float,
+) -> float:
+    """How much ``choose_discard`` wants to shed card ``c`` of ``hand`` (``q2``: ``feed_chance``);
+    the ``hard`` bot's sampler asks it too, to judge an opponent's discard."""
+    low = BIT[c]
+    score = POINTS[c] - keep * potential(c, hand & ~low, unknown, ace_high)
+    risk = take_risk(c, unknown, ace_high) * q2
+    if next_own_targets & low:
+        risk += 1.0
+    score -= danger * min(risk, 1.0)
+    score += c % 13 * 0.01  # ties: the higher rank goes
+    return score
 
 
 def best_take(hand: int, top: int, ace_high: bool, rules) -> int | None:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from ..cards import BIT, FULL_DECK, POINTS
 from ..melds import RANK_MASKS, best_arrangement
-from .heuristics import pairs_for, potential, take_risk, typical_deadwood
+from .heuristics import pairs_for, typical_deadwood
 from .knowledge import Knowledge
+from .normal import discard_score, feed_chance
 
 
 @dataclass(slots=True)
@@ -176,20 +177,13 @@ class Sampler:
         bot's discard score (0: ``d`` was the seat's own choice), less ``slack``."""
         before = hand | BIT[d]
         unknown = FULL_DECK & ~before & ~self.k.dead
-        q = min(1.0, self.k.hand_counts[(o + 1) % 3] / (unknown.bit_count() or 1))
-        q2 = q * q
+        q2 = feed_chance(self.k.hand_counts[(o + 1) % 3], unknown)
         ah = self.ah
         keep = self.keep
         danger = self.danger
 
         def score(c: int) -> float:
-            risk = take_risk(c, unknown, ah) * q2
-            return (
-                POINTS[c]
-                - keep * potential(c, before & ~BIT[c], unknown, ah)
-                - danger * (risk if risk < 1.0 else 1.0)
-                + c % 13 * 0.01
-            )
+            return discard_score(c, before, unknown, q2, 0, ah, keep, danger)
 
         bar = score(d) + self.slack
         gap = 0.0
