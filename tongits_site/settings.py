@@ -24,6 +24,7 @@ Variables (defaults suit a developer machine; production must set the first thre
 embedded PostgreSQL when they are unset; the defaults below apply to everything else.
 """
 
+import json
 import os
 import warnings
 from datetime import timedelta
@@ -79,6 +80,7 @@ INSTALLED_APPS = [
     "chips",
     "games",
     "games.live",
+    "notifications",
     "web",
     "ops",
 ]
@@ -336,6 +338,27 @@ TONGITS_MAX_STREAMS_PER_USER = int(
 TONGITS_STREAM_SLOTS_FILE = Path(
     os.environ.get("TONGITS_STREAM_SLOTS_FILE") or VAR_DIR / "stream-slots"
 )
+
+# Notifications (notifications/, docs/notifications.md). A "your_turn" notification is written
+# for turns without a limit or of at least this many seconds (shorter ones are played in the app).
+TONGITS_YOUR_TURN_MIN_SECONDS = env_float("TONGITS_YOUR_TURN_MIN_SECONDS", 60.0)
+# The kinds that are also pushed to the user's devices (when no stream of theirs is open).
+TONGITS_PUSH_KINDS = frozenset(
+    env_list("TONGITS_PUSH_KINDS", "your_turn,invited,match_over,new_sign_in")
+)
+# Web Push (VAPID, RFC 8292): the server's private key (base64url of the raw P-256 key, or PEM)
+# and the contact the push services may write to. No key: Web Push targets are refused (400).
+TONGITS_WEBPUSH_VAPID_PRIVATE_KEY = os.environ.get("TONGITS_WEBPUSH_VAPID_PRIVATE_KEY", "")
+TONGITS_WEBPUSH_VAPID_SUBJECT = os.environ.get(
+    "TONGITS_WEBPUSH_VAPID_SUBJECT", "mailto:ops@localhost"
+)
+# A push is tried this many times (backoff between) before it is given up.
+TONGITS_PUSH_MAX_ATTEMPTS = int(os.environ.get("TONGITS_PUSH_MAX_ATTEMPTS", "5"))
+# Webhook endpoints the settings own, as JSON: [{"url": ..., "secret": "whsec_...", "kinds":
+# ["match.finished", ...]}]; more can be added in the admin.
+TONGITS_WEBHOOKS = json.loads(os.environ.get("TONGITS_WEBHOOKS", "") or "[]")
+# How long one webhook or push request may take before it counts as failed.
+TONGITS_DELIVERY_TIMEOUT_SECONDS = env_float("TONGITS_DELIVERY_TIMEOUT_SECONDS", 10.0)
 
 # Input limits (runtime.hardening): our largest request is a few hundred bytes.
 TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))
