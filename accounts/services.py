@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
-from accounts import projections, token_cache
+from accounts import projections, signals, token_cache
 from accounts.models import BOT_USERNAME_PREFIX, Session, User
 from accounts.selectors import user_username_taken
 from chips import services as chips
@@ -85,7 +85,10 @@ def _fresh(user: User) -> User:
 
 def session_create(*, user: User, device: str = "") -> tuple[Session, str]:
     """A new session (a knox token, stored hashed) and its key, which exists only in this answer."""
-    return Session.objects.create(user=user, device=device[:100])
+    with transaction.atomic():
+        session, key = Session.objects.create(user=user, device=device[:100])
+        signals.session_started.send(Session, session=session)
+    return session, key
 
 
 @transaction.atomic
@@ -260,3 +263,4 @@ def account_delete(*, user: User, password: str) -> None:
     token_cache.forget_user(user.pk)
     players.forget(user.pk)
     live_signals.forget_name(user.pk)  # every process that streams games, on commit
+    signals.account_deleted.send(User, user_id=user.pk, at=user.deleted_at)

@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from chips import services as chips
 from chips.errors import InsufficientChips
-from games import store
+from games import signals, store
 from games.application import Sender, execute
 from games.errors import (
     AlreadySeated,
@@ -148,6 +148,11 @@ def table_create(
             raise InvalidSeats(f"Seat {index}: kind must be user, open or bot.")
         rows.append(row)
     Seat.objects.bulk_create(rows)
+    for row in rows:
+        if row.invitation == Seat.Invitation.PENDING:
+            signals.invited.send(
+                Game, game_id=game.pk, seat=row.index, user_id=row.user_id, by_user_id=user.pk
+            )
     if all(s.bot_level or s.user_id == user.pk for s in rows):
         _start(game, rows, user)
         game.refresh_from_db()
@@ -233,6 +238,14 @@ def table_respond(*, game_id: uuid.UUID | str, user: Any, accept: bool) -> Game:
         seat.user, seat.invitation, seat.invited_at = None, Seat.Invitation.NONE, None
     seat.save(update_fields=["user", "invitation", "invited_at", "joined_at"])
     game.save(update_fields=["updated_at"])
+    signals.invitation_answered.send(
+        Game,
+        game_id=game.pk,
+        seat=seat.index,
+        user_id=user.pk,
+        accepted=accept,
+        creator_id=game.created_by_id,
+    )
     return game
 
 

@@ -7,4 +7,9 @@ class NotificationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from notifications import receivers  # noqa: F401  (hooks the lobby's and accounts' signals)
+        from games.live import streams
+        from notifications import inbox, receivers  # noqa: F401  (hooks the apps' signals)
+
+        source = streams.MeSource(start=inbox.latest_id, more=inbox.stream_more)
+        if source not in streams.ME_SOURCES:
+            streams.ME_SOURCES.append(source)

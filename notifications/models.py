@@ -169,6 +169,9 @@ class PushAttempt(models.Model):
     class Meta:
         ordering = ["delivery", "id"]
 
+    def __str__(self) -> str:
+        return f"try {self.id} of {self.delivery_id}: {self.status_code or self.error}"
+
 
 class WebhookEndpoint(models.Model):
     """A studio's receiver: its URL, its Standard Webhooks secret and the kinds it wants."""
@@ -220,7 +223,8 @@ class WebhookDelivery(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     message = models.ForeignKey(WebhookMessage, on_delete=models.CASCADE, related_name="deliveries")
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="+")
+    # PROTECT: an endpoint with history is deactivated, not deleted (its log stays).
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="+")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
@@ -259,3 +263,6 @@ class WebhookAttempt(models.Model):
 
     class Meta:
         ordering = ["delivery", "id"]
+
+    def __str__(self) -> str:
+        return f"try {self.id} of {self.delivery_id}: {self.status_code or self.error}"

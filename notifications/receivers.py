@@ -1,1 +1,106 @@
+"""The kinds without an append-only source, written in the transaction of their cause.
+
+An invitation, its answer, a sign-in and an account's deletion change rows that are later changed
+again (a seat, a session, a user), so no log could be projected for them afterwards: the lobby and
+the accounts send a signal inside their transaction, and the notification (and its push, or the
+webhook message) is written there, so it exists exactly when the cause committed.
+"""
+
 from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.dispatch import receiver
+from django.utils import timezone
+
+from accounts import signals as account_signals
+from accounts.models import Session
+from games import signals as game_signals
+from notifications import inbox, push, webhooks
+from notifications.models import Kind, Notification, WebhookMessage
+
+
+def _written(notes: list[Notification]) -> None:
+    for note in notes:
+        push.record(note)
+    inbox.announce(notes)
+
+
+@receiver(game_signals.invited)
+def invited(
+    sender: Any, *, game_id: Any, seat: int, user_id: int, by_user_id: int, **_: Any
+) -> None:
+    """``invited``: the invitee hears of the table and who asked."""
+    _written(
+        inbox.add(
+            [user_id],
+            Kind.INVITED,
+            cause=f"invited:{game_id}:{seat}:{user_id}",
+            game_id=game_id,
+            data={"game_id": str(game_id), "seat": seat, "by_user_id": by_user_id},
+            at=timezone.now(),
+        )
+    )
+
+
+@receiver(game_signals.invitation_answered)
+def invitation_answered(
+    sender: Any,
+    *,
+    game_id: Any,
+    seat: int,
+    user_id: int,
+    accepted: bool,
+    creator_id: int | None,
+    **_: Any,
+) -> None:
+    """``invitation_answered``: the table's creator hears who accepted or declined."""
+    if creator_id is None or creator_id == user_id:
+        return
+    now = timezone.now()
+    answer = "accepted" if accepted else "declined"
+    _written(
+        inbox.add(
+            [creator_id],
+            Kind.INVITATION_ANSWERED,
+            cause=f"invitation_answered:{game_id}:{seat}:{user_id}:{answer}",
+            game_id=game_id,
+            data={
+                "game_id": str(game_id),
+                "seat": seat,
+                "user_id": user_id,
+                "accepted": accepted,
+            },
+            at=now,
+        )
+    )
+
+
+@receiver(account_signals.session_started)
+def session_started(sender: Any, *, session: Session, **_: Any) -> None:
+    """``new_sign_in``: a session from a device none of the user's other sessions is on.
+
+    The first session of an account (its sign-up) is no news; a device is its client-given name.
+    """
+    others = Session.objects.filter(user_id=session.user_id).exclude(pk=session.pk)
+    if not others.exists() or others.filter(device=session.device).exists():
+        return
+    _written(
+        inbox.add(
+            [session.user_id],
+            Kind.NEW_SIGN_IN,
+            cause=f"new_sign_in:{session.pk}",
+            game_id=None,
+            data={"session_id": str(session.pk), "device": session.device},
+            at=session.created,
+        )
+    )
+
+
+@receiver(account_signals.account_deleted)
+def account_deleted(sender: Any, *, user_id: int, at: datetime, **_: Any) -> None:
+    """The deleted account's inbox goes (it is personal); studios hear ``account.deleted``."""
+    Notification.objects.filter(user_id=user_id).delete()
+    kind = WebhookMessage.Kind.ACCOUNT_DELETED
+    webhooks.record(kind, f"{kind}:{user_id}", {"user_id": user_id}, at or timezone.now())

@@ -1,4 +1,4 @@
-"""Run the whole stack in the foreground: web server, Celery worker, scheduler and Celery beat
+"""Run the whole stack in the foreground: web server, Celery worker, scheduler, notifier and beat
 (`make run`).
 
     python -m ops.stack
@@ -12,7 +12,7 @@ It creates the database, migrates it and creates the broker's tables (before any
 three processes never race to create them) or drops the messages they hold that were already
 delivered (that transport never deletes them), then runs gunicorn with uvicorn workers (ASGI) on
 ``0.0.0.0:${PORT:-8000}`` (``uvicorn --reload`` when ``DJANGO_DEBUG`` is on), ``celery worker``,
-``manage.py run_scheduler`` and ``celery beat``.
+``manage.py run_scheduler``, ``manage.py run_notifier`` and ``celery beat``.
 Ctrl-C or SIGTERM stops the children (each in its own process group, so their own children go
 too), then the embedded PostgreSQL. Production runs the same commands as separate containers:
 see docker/compose.yaml.
@@ -219,6 +219,7 @@ def commands(
             *pool,
         ],
         "scheduler": [py, "manage.py", "run_scheduler"],
+        "notifier": [py, "manage.py", "run_notifier"],
         "beat": [*celery, "beat", "--loglevel=INFO"],
     }
 
@@ -387,7 +388,8 @@ def main() -> int:
             log(
                 f"worker    celery worker (concurrency {WORKER_CONCURRENCY}"
                 f"{', threads' if embedded_broker else ''}); "
-                "scheduler: manage.py run_scheduler; beat: celery beat"
+                "scheduler: manage.py run_scheduler; notifier: manage.py run_notifier; "
+                "beat: celery beat"
             )
             log(f"started in {time.monotonic() - started:.1f} s; Ctrl-C stops everything")
         supervisor = Supervisor(children, argvs, port)

@@ -26,7 +26,7 @@ SOURCES = [
         for pkg in ("accounts", "chips", "core", "games", "ops", "runtime", "tongits_site", "web")
     ),
 ]
-APP_SERVICES = ("web", "worker", "scheduler", "beat")
+APP_SERVICES = ("web", "worker", "scheduler", "notifier", "beat")
 ENV_HELPER = re.compile(r"^env(_\w+)?$")  # env_bool, env_list, env_float, ... in settings.py
 
 
@@ -179,6 +179,7 @@ def test_commands(services: dict[str, dict[str, Any]]) -> None:
     assert _command(services["worker"])[:4] == ["celery", "-A", "tongits_site", "worker"]
     assert _command(services["beat"])[:4] == ["celery", "-A", "tongits_site", "beat"]
     assert _command(services["scheduler"]) == ["python", "manage.py", "run_scheduler"]
+    assert _command(services["notifier"]) == ["python", "manage.py", "run_notifier"]
     assert "manage.py migrate --noinput" in " ".join(_command(services["migrate"]))
     assert services["migrate"]["restart"] == "no"  # one-shot
 

@@ -217,6 +217,8 @@ SPECTACULAR_SETTINGS = {
         "StartedSeatKindEnum": ["user", "bot"],
         "RulesPresetEnum": "accounts.api.serializers.RULES_PRESETS",
         "SettlementKindEnum": ["payout", "refund"],
+        "NotificationKindEnum": "notifications.models.Kind.choices",
+        "DeviceKindEnum": "notifications.api.devices.DEVICE_KINDS",
     },
 }
 
@@ -347,10 +349,15 @@ TONGITS_PUSH_KINDS = frozenset(
     env_list("TONGITS_PUSH_KINDS", "your_turn,invited,match_over,new_sign_in")
 )
 # Web Push (VAPID, RFC 8292): the server's private key (base64url of the raw P-256 key, or PEM)
-# and the contact the push services may write to. No key: Web Push targets are refused (400).
+# and the contact the push services may write to. No key: Web Push targets are refused (409).
 TONGITS_WEBPUSH_VAPID_PRIVATE_KEY = os.environ.get("TONGITS_WEBPUSH_VAPID_PRIVATE_KEY", "")
 TONGITS_WEBPUSH_VAPID_SUBJECT = os.environ.get(
     "TONGITS_WEBPUSH_VAPID_SUBJECT", "mailto:ops@localhost"
+)
+# The push services' hosts a Web Push endpoint may name (".example.com": any host under it);
+# empty: any public https host. Listing hosts closes the door to requests sent elsewhere.
+TONGITS_WEBPUSH_ENDPOINT_HOSTS = tuple(
+    h.lower() for h in env_list("TONGITS_WEBPUSH_ENDPOINT_HOSTS", "") if h
 )
 # A push is tried this many times (backoff between) before it is given up.
 TONGITS_PUSH_MAX_ATTEMPTS = int(os.environ.get("TONGITS_PUSH_MAX_ATTEMPTS", "5"))
@@ -359,6 +366,9 @@ TONGITS_PUSH_MAX_ATTEMPTS = int(os.environ.get("TONGITS_PUSH_MAX_ATTEMPTS", "5")
 TONGITS_WEBHOOKS = json.loads(os.environ.get("TONGITS_WEBHOOKS", "") or "[]")
 # How long one webhook or push request may take before it counts as failed.
 TONGITS_DELIVERY_TIMEOUT_SECONDS = env_float("TONGITS_DELIVERY_TIMEOUT_SECONDS", 10.0)
+# A delivery claimed by a worker stays its own this much longer than one request may take; a
+# worker killed with it leaves it to be queued again after that.
+TONGITS_DELIVERY_LEASE_MARGIN_SECONDS = env_float("TONGITS_DELIVERY_LEASE_MARGIN_SECONDS", 30.0)
 
 # Input limits (runtime.hardening): our largest request is a few hundred bytes.
 TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))

@@ -21,6 +21,7 @@ api_v1 = [
     path("", include("games.api.urls")),
     path("", include("accounts.api.urls")),
     path("", include("chips.api.urls")),
+    path("", include("notifications.api.urls")),
 ]
 
 urlpatterns = [

@@ -53,6 +53,10 @@ KEEP_ROWS = 64
 APPLICATION_NAME = "tongits-live-listener"
 
 
+#: The notice that wakes one user's ``/me/stream`` for an app's news: ``wake-user:<user id>``.
+WAKE_USER = "wake-user:"
+
+
 class Hub:
     """Wake-ups for one key: ``changed`` is set, and replaced, at every ``wake()``."""
 
@@ -60,6 +64,7 @@ class Hub:
         self.key = key
         self.refs = 0
         self.gen = 0
+        self.news = 0  # a user's hub: how many WAKE_USER notices it heard
         self._changed = asyncio.Event()
 
     @property
@@ -218,6 +223,12 @@ class Listener:
 
     def dispatch(self, payload: str) -> None:
         self.notices += 1
+        if payload.startswith(WAKE_USER):  # news for one user's /me/stream (streams.ME_SOURCES)
+            user_hub = self.users.get(int(payload[len(WAKE_USER) :] or 0))
+            if user_hub is not None:
+                user_hub.news += 1
+                user_hub.wake()
+            return
         if core_notices.dispatch(payload):  # a memory to forget, not a game (core.notices)
             return
         game_id, _, rest = payload.partition(":")

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -231,6 +232,21 @@ def notices(
 CLOSED = ("abandoned", "aborted")
 
 
+@dataclass(frozen=True)
+class MeSource:
+    """More frames for ``/me/stream`` from an app above ``games`` (the notifications), which
+    registers it in ``ME_SOURCES``: ``start(user_id)`` when a stream opens gives a position,
+    ``more(user_id, position)`` after each ``WAKE_USER`` notice for that user gives
+    ``(frames, position)``. Both are synchronous reads, run in the streams' database pool."""
+
+    start: Callable[[int], Any]
+    more: Callable[[int, Any], tuple[list[bytes], Any]]
+
+
+#: The extra sources of ``/me/stream``, registered by apps at start-up.
+ME_SOURCES: list[MeSource] = []
+
+
 def _followed(tables: dict[str, feed.MyTable]) -> tuple[str, ...]:
     """Games to keep reading although they left the waiting/active list (until settled)."""
     return tuple(g for g, t in tables.items() if not t.settled and t.status not in CLOSED)
@@ -242,6 +258,8 @@ async def me_stream(user_id: int) -> AsyncIterator[bytes]:
     yield b"retry: %d\n\n" % RETRY_MILLISECONDS
     async with live.user(user_id) as hub:
         tables: dict[str, feed.MyTable] | None = None
+        news, sources = hub.news, list(ME_SOURCES)
+        positions = [await db.run(source.start, user_id) for source in sources]
         while True:
             changed = hub.changed
             found = await db.run(feed.my_tables, user_id, _followed(tables or {}))
@@ -254,6 +272,11 @@ async def me_stream(user_id: int) -> AsyncIterator[bytes]:
                 listed = [t.as_dict() for t in found if t.status in ("waiting", "active")]
                 body = {"games": listed, "server_time": feed.server_time()}
                 out.append(frame("games", to_json(body)))
+            if hub.news != news:
+                news = hub.news
+                for i, source in enumerate(sources):
+                    frames, positions[i] = await db.run(source.more, user_id, positions[i])
+                    out.extend(frames)
             # Settled, closed and left tables are not followed any more.
             tables = {g: t for g, t in now.items() if not t.settled and t.status not in CLOSED}
             if out:

@@ -1,0 +1,77 @@
+"""Thin views of the inbox: list (cursor pages, the unread count), mark read (some or all).
+Reads and writes are in ``notifications.inbox``; devices are in ``notifications.api.devices``."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api_errors import error_responses
+from notifications import inbox
+from notifications.api.serializers import (
+    MarkReadInputSerializer,
+    MarkReadOutputSerializer,
+    NotificationPageSerializer,
+    NotificationQuerySerializer,
+)
+
+TAGS = ["notifications"]
+
+
+class InboxPagination(CursorPagination):
+    """Newest first; a cursor stays right while new notifications arrive."""
+
+    ordering = ("-id",)
+    page_size = 20
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+
+class NotificationsApi(APIView):
+    @extend_schema(
+        operation_id="me_notifications",
+        summary="My notifications, newest first (paginated by cursor), and how many are unread",
+        description="Your turn, invitations and their answers, matches over, chips settled, "
+        "sign-ins from a new device. New ones also arrive on /me/stream as `notification` "
+        "events.",
+        tags=TAGS,
+        parameters=[NotificationQuerySerializer],
+        responses={200: NotificationPageSerializer, **error_responses(400, 401)},
+    )
+    def get(self, request: Request) -> Response:
+        query = NotificationQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        paginator = InboxPagination()
+        rows = inbox.of(request.user, unread=query.validated_data.get("unread", False))
+        try:
+            page = paginator.paginate_queryset(rows, request, view=self)
+        except NotFound:  # DRF's answer to a cursor it cannot decode: the client's mistake
+            raise ValidationError({"cursor": ["Not a cursor of this list."]}) from None
+        body = {
+            "next": paginator.get_next_link(),
+            "previous": paginator.get_previous_link(),
+            "unread": inbox.unread_count(request.user),
+            "results": [inbox.as_dict(note) for note in page or []],
+        }
+        return Response(NotificationPageSerializer(body).data)
+
+
+class NotificationsReadApi(APIView):
+    @extend_schema(
+        operation_id="me_notifications_read",
+        summary="Mark some (ids) or all of my notifications read",
+        tags=TAGS,
+        request=MarkReadInputSerializer,
+        responses={200: MarkReadOutputSerializer, **error_responses(400, 401, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        data = MarkReadInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ids = None if data.validated_data.get("all") else data.validated_data["ids"]
+        marked = inbox.mark_read(request.user, ids)
+        body = {"marked": marked, "unread": inbox.unread_count(request.user)}
+        return Response(MarkReadOutputSerializer(body).data)

@@ -1,0 +1,25 @@
+"""``manage.py run_notifier``: the loop that writes the inbox from the logs and queues pushes and
+webhooks (``notifications.runner``). Runs until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from notifications import runner
+
+
+class Command(BaseCommand):
+    help = "Project notifications from the games' and the chips' logs; queue their deliveries."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        self.stdout.write("notifier: running")
+        self.stdout.flush()
+        runner.run_notifier(stop)
+        self.stdout.write("notifier: stopped")

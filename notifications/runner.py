@@ -1,0 +1,115 @@
+"""The notifier: one loop that projects the logs (``notifications.projector``) and queues the
+deliveries that are due, one Celery task each.
+
+It wakes on the games' NOTIFY (an append may start someone's turn; at most every
+``MIN_GAP_SECONDS``) and at least every ``POLL_SECONDS`` (chips entries, retries falling due). A
+delivery it queued is not queued again for a lease (``outbox.lease_seconds``): its task claims it
+in the database for as long, and one whose worker died is due again when that claim runs out.
+Several notifiers may run (the cause keys and the claims make doubles harmless); one is enough.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import threading
+import time
+
+import psycopg
+from celery import current_app
+from django.db import connection
+
+from core import notices
+from notifications import outbox, push, webhooks
+from notifications.projector import Projector
+from notifications.tasks import DELIVER_PUSH, DELIVER_WEBHOOK
+
+logger = logging.getLogger(__name__)
+
+MIN_GAP_SECONDS = 0.05
+POLL_SECONDS = 1.0
+
+
+class Queue:
+    """Queues due deliveries by task name, each at most once per lease."""
+
+    def __init__(self) -> None:
+        self.queued: dict[tuple[str, int], float] = {}
+
+    def send(self, name: str, ids: list[int]) -> int:
+        now, lease = time.monotonic(), outbox.lease_seconds()
+        for key, at in list(self.queued.items()):
+            if now - at > lease:
+                del self.queued[key]
+        sent = 0
+        for delivery_id in ids:
+            if (name, delivery_id) in self.queued:
+                continue
+            try:
+                current_app.send_task(name, args=(delivery_id,))
+            except Exception:  # the broker is away: the next run queues it again
+                logger.exception("notifier: could not queue %s(%s)", name, delivery_id)
+                return sent
+            self.queued[(name, delivery_id)] = now
+            sent += 1
+        return sent
+
+    def due(self) -> int:
+        return self.send(DELIVER_PUSH, push.due()) + self.send(DELIVER_WEBHOOK, webhooks.due())
+
+
+def step(projector: Projector, queue: Queue) -> bool:
+    """Project, then queue what is due; whether rows are still waiting to be read."""
+    _, more = projector.run()
+    queue.due()
+    return more
+
+
+def _listen() -> psycopg.Connection | None:
+    params = connection.get_connection_params()
+    for name in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(name, None)
+    try:
+        conn = psycopg.connect(**params, autocommit=True)
+        conn.execute(f"LISTEN {notices.CHANNEL}")
+    except psycopg.Error:
+        logger.exception("notifier: cannot LISTEN; polling only")
+        return None
+    return conn
+
+
+def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
+    """The loop, until ``stop`` is set; a database error is logged and retried, never fatal."""
+    webhooks.sync_endpoints()
+    projector, queue = Projector(), Queue()
+    listener = _listen()
+    try:
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                if step(projector, queue):
+                    continue
+            except Exception:
+                logger.exception("notifier: run failed; retrying")
+                connection.close()
+                projector = Projector()  # its memory may be ahead of what committed
+                stop.wait(poll)
+                continue
+            stop.wait(max(0.0, MIN_GAP_SECONDS - (time.monotonic() - started)))
+            if listener is None:
+                stop.wait(poll)
+                listener = None if stop.is_set() else _listen()
+                continue
+            try:
+                ready, _, _ = select.select([listener.fileno()], [], [], poll)
+                if ready:
+                    for _ in listener.notifies(timeout=0, stop_after=0):
+                        pass
+            except (psycopg.Error, OSError, ValueError):
+                logger.warning("notifier: lost its LISTEN connection; reconnecting")
+                listener.close()
+                listener = None
+    finally:
+        if listener is not None:
+            listener.close()
+        connection.close()
