@@ -126,7 +126,13 @@ def next_delay(attempts: int) -> float | None:
     schedule is exhausted, give up."""
     if attempts < 0:
         raise ValueError("attempts cannot be negative")
-    return RETRY_DELAYS[attempts] if attempts < len(RETRY_DELAYS) else None
+    delays = retry_delays()
+    return delays[attempts] if attempts < len(delays) else None
+
+
+def retry_delays() -> tuple[float, ...]:
+    """The schedule in use: ``TONGITS_WEBHOOK_RETRY_DELAYS`` when set, else the spec's."""
+    return tuple(getattr(settings, "TONGITS_WEBHOOK_RETRY_DELAYS", None) or RETRY_DELAYS)
 
 
 def lease_seconds() -> float:

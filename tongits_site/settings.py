@@ -364,6 +364,9 @@ TONGITS_PUSH_MAX_ATTEMPTS = int(os.environ.get("TONGITS_PUSH_MAX_ATTEMPTS", "5")
 # Webhook endpoints the settings own, as JSON: [{"url": ..., "secret": "whsec_...", "kinds":
 # ["match.finished", ...]}]; more can be added in the admin.
 TONGITS_WEBHOOKS = json.loads(os.environ.get("TONGITS_WEBHOOKS", "") or "[]")
+# The seconds before each webhook try (the first is 0), e.g. "0,5,300"; empty: the Standard
+# Webhooks schedule (0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: about a day).
+TONGITS_WEBHOOK_RETRY_DELAYS = tuple(float(s) for s in env_list("TONGITS_WEBHOOK_RETRY_DELAYS", ""))
 # How long one webhook or push request may take before it counts as failed.
 TONGITS_DELIVERY_TIMEOUT_SECONDS = env_float("TONGITS_DELIVERY_TIMEOUT_SECONDS", 10.0)
 # A delivery claimed by a worker stays its own this much longer than one request may take; a

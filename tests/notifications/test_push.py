@@ -8,79 +8,25 @@ and the kind are in it, no card code is.
 
 from __future__ import annotations
 
-import base64
 import itertools
 import json
 import re
-import threading
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
-import http_ece
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from django.utils import timezone
 from py_vapid import Vapid02
 
-from games.rules.cards import CODES
 from notifications import devices, push
 from notifications.models import Device, Kind, Notification, PushAttempt, PushDelivery, Status
+from tests.notifications.support import CARD_TOKEN, Browser, PushService, b64url, unb64url
 
 pytestmark = pytest.mark.django_db
 
 NEVER = lambda user_id: False  # noqa: E731  (no stream open)
-
-#: Every card of the deck in each text form the code knows: "AS", "TD", "10D".
-CARD_TEXTS = sorted({*CODES, *("10" + c[1] for c in CODES if c[0] == "T")}, key=len, reverse=True)
-CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(CARD_TEXTS) + r")(?![A-Za-z0-9])")
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def unb64url(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-# --- a local push service ------------------------------------------------------------------------
-
-
-class PushService:
-    """Records every request; answers the next status of ``answers`` (201 once they run out)."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.answers: list[int] = []
-        service = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802  (http.server's name)
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
-                service.requests.append(
-                    {"path": self.path, "headers": dict(self.headers.items()), "body": body}
-                )
-                code = service.answers.pop(0) if service.answers else 201
-                self.send_response(code)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -104,25 +50,6 @@ def vapid(settings) -> Vapid02:
     settings.TONGITS_PUSH_MAX_ATTEMPTS = 5
     settings.TONGITS_DELIVERY_TIMEOUT_SECONDS = 5.0
     return key
-
-
-class Browser:
-    """The receiving end of a subscription: its key pair and auth secret."""
-
-    def __init__(self) -> None:
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        self.secret = bytes(range(16))
-        point = self.key.public_key().public_bytes(
-            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
-        )
-        self.p256dh = b64url(point)
-        self.auth = b64url(self.secret)
-
-    def read(self, body: bytes) -> dict[str, Any]:
-        plain = http_ece.decrypt(
-            body, private_key=self.key, auth_secret=self.secret, version="aes128gcm"
-        )
-        return json.loads(plain)
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -32,58 +31,9 @@ from notifications.models import (
     WebhookEndpoint,
     WebhookMessage,
 )
+from tests.notifications.support import Receiver, receiver_handler
 
 CREATED = datetime(2026, 5, 1, 12, 30, 15, 250000, tzinfo=UTC)
-
-
-@dataclass
-class Receiver:
-    """A studio's webhook receiver on 127.0.0.1: verifies every request with the library and
-    records ``(webhook-id, verified, body, headers)``; answers 500 to the first ``fail_first``
-    requests and sleeps ``delay`` seconds before answering."""
-
-    secret: str
-    fail_first: int = 0
-    delay: float = 0.0
-    received: list[tuple[str, bool, bytes, dict[str, str]]] = field(default_factory=list)
-    server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/hooks/tongits"
-
-    def ids(self) -> list[str]:
-        return [msg_id for msg_id, *_ in self.received]
-
-
-def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("content-length", 0)))
-            headers = dict(self.headers.items())
-            try:
-                Webhook(receiver.secret).verify(body, headers)
-                verified = True
-            except WebhookVerificationError:
-                verified = False
-            with lock:
-                receiver.received.append((headers.get("webhook-id", ""), verified, body, headers))
-                failing = len(receiver.received) <= receiver.fail_first
-            time.sleep(receiver.delay)
-            try:
-                self.send_response(500 if failing or not verified else 200)
-                self.send_header("content-length", "0")
-                self.end_headers()
-            except OSError:
-                pass  # the sender gave up waiting (the timeout test)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    return Handler
 
 
 @pytest.fixture
@@ -92,7 +42,7 @@ def receiver_factory() -> Iterator:
 
     def make(**options) -> Receiver:
         receiver = Receiver(secret=webhooks.new_secret(), **options)
-        receiver.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(receiver))
+        receiver.server = ThreadingHTTPServer(("127.0.0.1", 0), receiver_handler(receiver))
         threading.Thread(target=receiver.server.serve_forever, daemon=True).start()
         servers.append(receiver.server)
         return receiver
