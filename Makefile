@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players simulate tournament
+.PHONY: help install run manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-push simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench-chips   a settlement with and without chips; GET /me/wallet beside GET /me"
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make bench-players  tables of three people on their streams, stepped (needs PostgreSQL, Redis)"
+	@echo "make bench-push    move to Web Push at a local push service, 20 tables (needs PostgreSQL, Redis)"
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make tournament  the bot levels against each other: docs/bots.md's tables and ratings (about 40 min)"
 	@echo "make install   create .venv and install the project with dev extras; npm ci (axe-core)"
@@ -90,6 +91,11 @@ bench-streams: $(STAMP)
 # streams and think 1.5-4.5 s before each move, stepped from 250 to 1,000 tables.
 bench-players: $(STAMP)
 	$(PY) scripts/bench_players.py
+
+# Move to push: the stack as make run starts it, tables of three people with no stream open,
+# each turn's Web Push timed from the move's answer to its arrival at a local push service.
+bench-push: $(STAMP)
+	$(PY) scripts/bench_push.py
 
 simulate: $(STAMP)
 	$(PY) -m games.rules.simulate --matches 100 --seed 1

@@ -8,7 +8,7 @@ class NotificationsConfig(AppConfig):
 
     def ready(self) -> None:
         from games.live import streams
-        from notifications import inbox, receivers  # noqa: F401  (hooks the apps' signals)
+        from notifications import checks, inbox, receivers  # noqa: F401  (signals, checks)
 
         source = streams.MeSource(start=inbox.latest_id, more=inbox.stream_more)
         if source not in streams.ME_SOURCES:

@@ -47,7 +47,7 @@ def check() -> Difference:
         with transaction.atomic():
             Notification.objects.filter(kind__in=PROJECTED).delete()
             Cursor.objects.all().delete()
-            Projector().run_all()
+            Projector(push=False).run_all()
             fresh = _projected()
             raise _RolledBack
     except _RolledBack:
@@ -57,8 +57,9 @@ def check() -> Difference:
 
 def repair() -> int:
     """Project both logs from their start, adding what is missing (read marks are kept); how
-    many were added. The cursors end where the logs end."""
+    many were added. The cursors end where the logs end. Missing webhook messages are recorded
+    (studios want every fact, late), missing notifications are not pushed (they are old news)."""
     with transaction.atomic():
         Cursor.objects.all().delete()
-        found = Projector().run_all()
+        found = Projector(push=False).run_all()
     return len(found.notifications)

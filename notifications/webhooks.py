@@ -335,7 +335,7 @@ def check_kinds(kinds: object) -> list[str]:
     return list(dict.fromkeys(kinds))
 
 
-def _parse_config(config: Any) -> dict[str, dict[str, Any]]:
+def parse_config(config: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(config, list | tuple):
         raise ImproperlyConfigured("TONGITS_WEBHOOKS is a JSON list of endpoints")
     url_ok = URLValidator(schemes=["http", "https"])
@@ -376,7 +376,7 @@ def sync_endpoints(config: list[dict[str, Any]] | None = None) -> dict[str, int]
     The whole list is validated before anything is written: a bad entry raises
     ``ImproperlyConfigured`` naming it, and changes nothing. Returns the counts of each change.
     """
-    wanted = _parse_config(settings.TONGITS_WEBHOOKS if config is None else config)
+    wanted = parse_config(settings.TONGITS_WEBHOOKS if config is None else config)
     counts = {"created": 0, "updated": 0, "deactivated": 0}
     with transaction.atomic():
         existing = {

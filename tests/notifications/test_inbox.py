@@ -220,3 +220,31 @@ def test_the_inbox_refuses_bad_input_and_strangers(auth_client, api_client):
     body = auth_client.post(f"{INBOX}/read", {"ids": [other[0].id]}, "json").json()
     assert body["marked"] == 0  # not mine: nothing changes
     assert Notification.objects.get(pk=other[0].id).read_at is None
+
+
+def test_settings_the_notifications_cannot_use_stop_the_start(settings):
+    from notifications.checks import notification_settings
+
+    assert notification_settings() == []
+    settings.TONGITS_WEBPUSH_VAPID_PRIVATE_KEY = "not a key"
+    settings.TONGITS_WEBHOOKS = [{"url": "https://studio.example/hooks", "secret": "nope"}]
+    assert [e.id for e in notification_settings()] == ["notifications.E001", "notifications.E002"]
+
+
+def test_a_repair_adds_what_is_missing_without_pushing_it(auth_client_factory):
+    from notifications.models import Device, PushDelivery
+
+    clients = [auth_client_factory() for _ in range(3)]
+    for client in clients:
+        Device.objects.create(
+            user=client.user, session=client.auth_session, kind="fcm", token=f"t{client.user.pk}"
+        )
+    game_id = start_game(clients, rules=RULES)
+    Projector().run_all()
+    pushed = PushDelivery.objects.count()
+    assert pushed > 0
+    Notification.objects.filter(kind=Kind.YOUR_TURN, game_id=game_id).delete()
+    assert not rebuild.check().same
+    assert rebuild.repair() > 0
+    assert rebuild.check().same
+    assert PushDelivery.objects.count() < pushed  # the old turns came back, unpushed
