@@ -55,6 +55,8 @@ APPLICATION_NAME = "tongits-live-listener"
 
 #: The notice that wakes one user's ``/me/stream`` for an app's news: ``wake-user:<user id>``.
 WAKE_USER = "wake-user:"
+#: The notice that wakes one game's streams for an app's news: ``wake-game:<game id>``.
+WAKE_GAME = "wake-game:"
 
 
 class Hub:
@@ -64,7 +66,7 @@ class Hub:
         self.key = key
         self.refs = 0
         self.gen = 0
-        self.news = 0  # a user's hub: how many WAKE_USER notices it heard
+        self.news = 0  # how many WAKE_USER (a user's hub) or WAKE_GAME notices it heard
         self._changed = asyncio.Event()
 
     @property
@@ -228,6 +230,12 @@ class Listener:
             if user_hub is not None:
                 user_hub.news += 1
                 user_hub.wake()
+            return
+        if payload.startswith(WAKE_GAME):  # news for one game's streams (streams.GAME_SOURCES)
+            game_hub = self.games.get(payload[len(WAKE_GAME) :])
+            if game_hub is not None:
+                game_hub.news += 1
+                game_hub.wake()
             return
         if core_notices.dispatch(payload):  # a memory to forget, not a game (core.notices)
             return

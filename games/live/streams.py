@@ -128,6 +128,21 @@ def _render_followed(read: feed.GameRead, seats: list) -> tuple[dict, dict]:
     return frames, views
 
 
+@dataclass(frozen=True)
+class GameSource:
+    """More frames for a game's stream from an app above ``games`` (the table chat), which
+    registers it in ``GAME_SOURCES``: ``start(opened)`` when a stream opens gives a position,
+    ``more(opened, position)`` after each ``WAKE_GAME`` notice for that game gives ``(frames,
+    position)``. Both are synchronous reads, run in the streams' database pool."""
+
+    start: Callable[[feed.OpenedStream], Any]
+    more: Callable[[feed.OpenedStream, Any], tuple[list[bytes], Any]]
+
+
+#: The extra sources of the games' streams, registered by apps at start-up.
+GAME_SOURCES: list[GameSource] = []
+
+
 async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
     """Events after ``opened.after`` for the reader's seat, then live ones, until settled."""
     live = listener.get()
@@ -136,6 +151,8 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
     last_view: tuple | None = None
     yield b"retry: %d\n\n" % RETRY_MILLISECONDS
     async with live.game(opened.game_id) as hub, _following(hub, seat):
+        news, sources = hub.news, list(GAME_SOURCES)
+        positions = [await db.run(source.start, opened) for source in sources]
         while True:
             changed = hub.changed  # taken before reading: a notice during the read wakes us
             read = await hub.read(last, _render_followed)
@@ -172,6 +189,11 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             if want_view:
                 out.append(frame("view", with_server_time(hub.view_cache[(seat, view_key)])))
                 last_view = view_key
+            if hub.news != news:
+                news = hub.news
+                for i, source in enumerate(sources):
+                    more, positions[i] = await db.run(source.more, opened, positions[i])
+                    out.extend(more)
             if read.done:
                 reason = "aborted" if read.game.status == "aborted" else "settled"
                 out.append(frame("end", to_json({"reason": reason})))
