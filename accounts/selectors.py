@@ -7,6 +7,7 @@ hold finished matches only, so a public profile never shows a match in play.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,10 @@ from core.errors import NotFound
 from games import selectors as games_selectors
 from games.players import display_name, present_seats
 from games.rules.rating import DEFAULT_RATING, ordinal
+
+#: More sections of ``/me/export`` from the apps above accounts (the table chat), which fill
+#: this in at start-up: ``name -> section(user)``, a JSON-ready value under that key.
+EXPORT_SECTIONS: dict[str, Callable[[User], Any]] = {}
 
 
 class PlayerNotFound(NotFound):
@@ -303,7 +308,7 @@ def account_export(*, user: User, current: Any = None) -> dict[str, Any]:
     """Everything the server holds about the user, as one JSON-ready document: the account,
     sessions (never their keys), their wallet and every entry of it, history, totals, and each
     game they played as their own seat's feed (other seats' hidden cards stay hidden, even
-    after the match)."""
+    after the match); then the sections of the apps above (``EXPORT_SECTIONS``)."""
     games = []
     for game in games_selectors.games_of_user(user=user):
         entry: dict[str, Any] = {
@@ -330,4 +335,5 @@ def account_export(*, user: User, current: Any = None) -> dict[str, Any]:
         "history": [history_item(row) for row in player_match_list(player=user)],
         "stats": player_stats(player=user),
         "games": games,
+        **{name: section(user) for name, section in EXPORT_SECTIONS.items()},
     }

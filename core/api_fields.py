@@ -75,3 +75,15 @@ class StrictRegexField(serializers.RegexField):
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """One of the choices, as a JSON string; DRF's ``ChoiceField`` would match ``1`` to
+    ``"1"`` and ``true`` to ``"True"``."""
+
+    default_error_messages = {"not_a_string": "Not a string."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)

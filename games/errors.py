@@ -152,3 +152,43 @@ class NotActive(Conflict):
 class AlreadyResigned(Conflict):
     code = "already_resigned"
     detail = "You have already resigned this match."
+
+
+class NotFinished(Conflict):
+    code = "not_finished"
+    detail = "A spectator may read this once the match is over."
+
+
+class MatchNotOver(Conflict):
+    code = "match_not_over"
+    detail = "Only a finished match can be played again: this one is not over (or was called off)."
+
+
+class RematchOpen(Conflict):
+    code = "rematch_open"
+    detail = "A rematch of this match is already proposed: accept or decline it."
+
+
+class RematchClosed(Conflict):
+    code = "rematch_closed"
+    detail = "The rematch of this match is closed: it started, was declined or lapsed."
+
+
+class NoRematch(Conflict):
+    code = "no_rematch"
+    detail = "Nobody has proposed a rematch of this match."
+
+
+class AlreadyAnswered(Conflict):
+    code = "already_answered"
+    detail = "You have already answered this rematch."
+
+
+class PlayerUnavailable(Conflict):
+    code = "player_unavailable"
+    detail = "A player of this match has left (a deleted or deactivated account): no rematch."
+
+
+class InvalidSpectators(Invalid):
+    code = "invalid_spectators"
+    detail = "visibility must be private, unlisted or public, and spectator_delay 0 to 50."

@@ -38,6 +38,7 @@ from games.errors import (
     InvalidBuyIn,
     InvalidRules,
     InvalidSeats,
+    InvalidSpectators,
     InvitationsPending,
     NoInvitation,
     NotAPlayer,
@@ -48,7 +49,7 @@ from games.errors import (
     TooManyWaitingTables,
     UnknownUser,
 )
-from games.models import Game, IdempotencyRecord, Seat
+from games.models import MAX_SPECTATOR_DELAY, Game, IdempotencyRecord, Seat
 from games.rules import RuleSet, new_game
 from games.rules.bots import LEVELS
 
@@ -91,6 +92,9 @@ def table_create(
     seats: list[dict[str, Any]] | None = None,
     rated: bool = True,
     buy_in: int = 0,
+    visibility: str = Game.Visibility.PRIVATE,
+    spectator_delay: int = 0,
+    spectator_chat: bool = False,
 ) -> Game:
     """A table waiting for players. Seats: ``{"kind": "user"}`` (the creator), ``{"kind":
     "user", "username": ...}`` (an invitation to that user), ``{"kind": "open"}``, ``{"kind":
@@ -100,6 +104,9 @@ def table_create(
     A ``rated`` table (the default) needs ``turn_seconds`` of at least
     ``TONGITS_RATED_MIN_TURN_SECONDS`` (10) or 0: nobody is rated on being timed out.
     ``buy_in`` (chips a seat, 0 by default: nothing at stake) is escrowed at the start.
+    ``visibility`` (private, unlisted or public), ``spectator_delay`` (0 to
+    ``MAX_SPECTATOR_DELAY`` events) and ``spectator_chat``: who may watch, how far behind, and
+    whether spectators have the table chat's spectators' channel (docs/live.md "Spectators").
     """
     ruleset = rules_from(rules)
     buy_in = checked_buy_in(buy_in)
@@ -112,8 +119,18 @@ def table_create(
     specs = seats if seats is not None else [{"kind": "user"}, {"kind": "open"}, {"kind": "open"}]
     if not isinstance(specs, list) or len(specs) != 3:
         raise InvalidSeats("Give exactly three seats.")
+    if visibility not in Game.Visibility.values:
+        raise InvalidSpectators(f"visibility must be one of {', '.join(Game.Visibility.values)}.")
+    if not isinstance(spectator_delay, int) or not 0 <= spectator_delay <= MAX_SPECTATOR_DELAY:
+        raise InvalidSpectators(f"spectator_delay must be from 0 to {MAX_SPECTATOR_DELAY}.")
     game = Game.objects.create(
-        rules=ruleset.to_dict(), created_by=user, rated=bool(rated), buy_in=buy_in
+        rules=ruleset.to_dict(),
+        created_by=user,
+        rated=bool(rated),
+        buy_in=buy_in,
+        visibility=visibility,
+        spectator_delay=spectator_delay,
+        spectator_chat=bool(spectator_chat),
     )
     now = timezone.now()
     taken: set[int] = set()
@@ -311,9 +328,35 @@ def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
     return game
 
 
-def _start(game: Game, seats: list[Seat], user: Any) -> None:
+def table_again(*, game: Game, user: Any, first_dealer: int) -> Game:
+    """A rematch's table (``games.rematch``, in its transaction): the same seats at the same
+    indexes (people and bot levels), rules, rated and buy-in as ``game``, created by ``user``
+    and started at once with ``first_dealer`` dealing first (buy-ins escrowed as at any
+    start). Every person has agreed: nobody is invited."""
+    again = Game.objects.create(
+        rules=game.rules, created_by=user, rated=game.rated, buy_in=game.buy_in
+    )
+    now = timezone.now()
+    rows = [
+        Seat(
+            game=again,
+            index=seat.index,
+            user_id=seat.user_id,
+            bot_level=seat.bot_level,
+            joined_at=now if seat.user_id else None,
+        )
+        for seat in game.seats.order_by("index")
+    ]
+    Seat.objects.bulk_create(rows)
+    _start(again, rows, user, first_dealer=first_dealer)
+    again.refresh_from_db()
+    return again
+
+
+def _start(game: Game, seats: list[Seat], user: Any, *, first_dealer: int | None = None) -> None:
     """``game_started`` and the first deal on a locked (or just created) full table, after the
-    buy-ins (if any) are in escrow: both commit together or neither does."""
+    buy-ins (if any) are in escrow: both commit together or neither does. ``first_dealer``: a
+    rematch's (else drawn, or the creator's seat, as the rules say)."""
     seat_dicts: list[dict[str, Any]] = []
     for s in seats:
         if s.bot_level:
@@ -334,7 +377,15 @@ def _start(game: Game, seats: list[Seat], user: Any) -> None:
         game.pk,
         sender=Sender.user(user),
         step=lambda _state, _actor: [
-            new_game(rules, seat_dicts, rng, creator_seat=creator, rated=rated, buy_in=buy_in)
+            new_game(
+                rules,
+                seat_dicts,
+                rng,
+                creator_seat=creator,
+                rated=rated,
+                buy_in=buy_in,
+                first_dealer=first_dealer,
+            )
         ],
         expected_version=0,
         rng=rng,

@@ -22,6 +22,9 @@ from django.db.models import Q
 
 from games import projection
 
+#: The most events spectators may be held behind the running match (``Game.spectator_delay``).
+MAX_SPECTATOR_DELAY = 50
+
 
 class Game(models.Model):
     """One table of three seats playing one match; the row every append locks."""
@@ -75,9 +78,31 @@ class Game(models.Model):
     # deadline): the scheduler's one indexed question. Null while only a person can move it on.
     due_at = models.DateTimeField(null=True, blank=True)
 
+    class Visibility(models.TextChoices):
+        """Who may watch the match besides its players (docs/live.md "Spectators")."""
+
+        PRIVATE = "private", "players only"
+        UNLISTED = "unlisted", "anyone with the link may watch"
+        PUBLIC = "public", "anyone may watch, and the table is listed (tables?watch=1)"
+
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, default=Visibility.PRIVATE
+    )
+    # Spectators see the running match this many events behind (0: live), so nobody can relay
+    # the table to a player; everything once the match is over.
+    spectator_delay = models.PositiveSmallIntegerField(default=0)
+    # Whether spectators may read and write the table chat's spectators' channel (the chat app).
+    spectator_chat = models.BooleanField(default=False)
+
     class Meta:
         indexes = [
             models.Index(fields=["status", "-created_at"], name="games_game_status_created"),
+            # The watch list: running public tables, newest first.
+            models.Index(
+                fields=["-created_at"],
+                name="games_game_watchable",
+                condition=Q(status="active", visibility="public"),
+            ),
             # The sweeper's question: whose turn is past its deadline?
             models.Index(
                 fields=["turn_deadline"],
@@ -102,6 +127,10 @@ class Game(models.Model):
                 condition=Q(current_seat__isnull=True)
                 | Q(current_seat__gte=0, current_seat__lte=2),
                 name="games_game_current_seat_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(spectator_delay__lte=MAX_SPECTATOR_DELAY),
+                name="games_game_spectator_delay_range",
             ),
         ]
 
@@ -254,3 +283,39 @@ class GameSeal(models.Model):
 
     def __str__(self) -> str:
         return f"seal of {self.game_id} at v{self.version}"
+
+
+class Rematch(models.Model):
+    """A proposal to play a finished match again (``games.rematch``): one per match, by one of
+    its people; the others accept or decline. Every person accepting starts ``new_game`` (the
+    same seats, rules and stakes, the next dealer); one decline closes it, and an open one
+    lapses at ``expires_at`` (``TONGITS_REMATCH_SECONDS``). ``game.rematch`` and
+    ``new_game.rematch_source`` link the two matches both ways."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "waiting for the people's answers"
+        STARTED = "started", "everyone accepted: the next match started"
+        DECLINED = "declined", "someone declined"
+        LAPSED = "lapsed", "not everyone accepted in time"
+
+    game = models.OneToOneField(
+        Game, on_delete=models.CASCADE, primary_key=True, related_name="rematch"
+    )
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    # {"<user id>": true (accepted) | false (declined)}; the proposer's true from the start.
+    answers = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    expires_at = models.DateTimeField()
+    new_game = models.OneToOneField(
+        Game, null=True, blank=True, on_delete=models.SET_NULL, related_name="rematch_source"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["updated_at"], name="games_rematch_updated")]
+
+    def __str__(self) -> str:
+        return f"rematch of {self.game_id} ({self.status})"

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from games.models import Game, Seat
+from games.models import Game, Rematch, Seat
 from games.players import display_name, present_seats, upcast_event
 from games.rules import GameState, legal_commands, player_view, redact_event
 
@@ -49,8 +49,9 @@ def seat_entries(game: Game) -> list[dict[str, Any]]:
     return out
 
 
-def table_dict(game: Game) -> dict[str, Any]:
-    """A table as the API lists it: public facts only (never the snapshot)."""
+def table_dict(game: Game, spectators: int = 0) -> dict[str, Any]:
+    """A table as the API lists it: public facts only (never the snapshot); ``spectators``:
+    how many spectator streams are open on it (``games.live``'s count, read by the caller)."""
     return {
         "id": game.pk,
         "status": game.status,
@@ -68,7 +69,64 @@ def table_dict(game: Game) -> dict[str, Any]:
         "current_seat": game.current_seat,
         "turn_deadline": game.turn_deadline,
         "winner_seat": game.winner_seat,
+        "visibility": game.visibility,
+        "spectator_delay": game.spectator_delay,
+        "spectator_chat": game.spectator_chat,
+        "spectators": spectators,
+        # A rematch links both matches: this one's proposal (and the next game once it
+        # started), and the match this one is the rematch of (prefetched by the selectors).
+        "rematch": _rematch_of_table(game),
+        "rematch_of": _rematch_source(game),
     }
+
+
+# ---------------------------------------------------------------- rematches
+
+
+def rematch_status(rematch: Rematch, now: datetime | None = None) -> str:
+    """open, started, declined or lapsed (an open one past ``expires_at`` has lapsed, whether
+    or not a write has marked it yet)."""
+    if rematch.status == Rematch.Status.OPEN and rematch.expires_at <= (now or timezone.now()):
+        return Rematch.Status.LAPSED
+    return rematch.status
+
+
+def rematch_dict(rematch: Rematch, seats: list[Seat]) -> dict[str, Any]:
+    """A rematch as the API and ``/me/stream``'s ``rematch`` frame show it: the finished match,
+    its status, each person's answer (``accepted``, ``declined`` or ``pending``; bots need no
+    asking) and, once it started, the next game. ``seats``: the finished match's, with users."""
+    answers = rematch.answers or {}
+    people = [s for s in seats if s.user_id]
+    proposer = next((s for s in people if s.user_id == rematch.proposed_by_id), None)
+    return {
+        "game_id": str(rematch.game_id),
+        "status": rematch_status(rematch),
+        "proposed_by": display_name(proposer.user) if proposer else None,
+        "answers": [
+            {
+                "seat": s.index,
+                "user_id": s.user_id,
+                "username": display_name(s.user),
+                "answer": {True: "accepted", False: "declined"}.get(
+                    answers.get(str(s.user_id)), "pending"
+                ),
+            }
+            for s in people
+        ],
+        "created_at": iso(rematch.created_at),
+        "expires_at": iso(rematch.expires_at),
+        "next_game_id": str(rematch.new_game_id) if rematch.new_game_id else None,
+    }
+
+
+def _rematch_of_table(game: Game) -> dict[str, Any] | None:
+    rematch = getattr(game, "rematch", None)  # the reverse one-to-one, or None
+    return rematch_dict(rematch, list(game.seats.all())) if rematch is not None else None
+
+
+def _rematch_source(game: Game) -> str | None:
+    source = getattr(game, "rematch_source", None)
+    return str(source.game_id) if source is not None else None
 
 
 def public_seats(state: GameState) -> list[dict[str, Any]]:

@@ -9,7 +9,11 @@ unredacted. The scheduler's own queries live beside it, in ``games.scheduling``.
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -19,18 +23,27 @@ from chips import selectors as chips_selectors
 from games import presenters as present
 from games import seal, stakes, store, verify
 from games.application import seat_of_user
-from games.errors import BadStep, NotAPlayer, NotStarted, TableNotFound
-from games.models import Game, Seat
+from games.errors import (
+    BadStep,
+    NoRematch,
+    NotAPlayer,
+    NotFinished,
+    NotStarted,
+    TableNotFound,
+)
+from games.models import Game, Rematch, Seat
 from games.players import upcast_event
 from games.rules import (
     GameState,
     RuleSet,
     deck_commitment,
+    fold,
     player_view,
     redact_event,
     state_to_dict,
 )
 from games.rules.bots import LEVEL_INFO
+from ops import gauges
 
 FEED_LIMIT = 1000
 
@@ -39,19 +52,42 @@ FEED_LIMIT = 1000
 
 
 def _with_seats(qs: QuerySet[Game]) -> QuerySet[Game]:
-    return qs.select_related("created_by").prefetch_related(
+    return qs.select_related("created_by", "rematch", "rematch_source").prefetch_related(
         Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index"))
     )
 
 
 def table_list(
-    *, status: str | None = Game.Status.WAITING, limit: int = 50, offset: int = 0
+    *,
+    status: str | None = Game.Status.WAITING,
+    limit: int = 50,
+    offset: int = 0,
+    watch: bool = False,
 ) -> list[Game]:
-    """Tables, newest first; by default the open ones (waiting for players)."""
+    """Tables, newest first; by default the open ones (waiting for players). ``watch``: the
+    running public tables instead (the watch list), whatever ``status`` says."""
     qs = Game.objects.all()
-    if status:
+    if watch:
+        qs = qs.filter(status=Game.Status.ACTIVE, visibility=Game.Visibility.PUBLIC)
+    elif status:
         qs = qs.filter(status=status)
     return list(_with_seats(qs.order_by("-created_at", "id"))[offset : offset + limit])
+
+
+def spectators_gauge(game_id: uuid.UUID | str) -> str:
+    """The gauge (``ops.gauges``) of a game's open spectator streams (``games.live.streams``)."""
+    return f"spectators:{game_id}"
+
+
+def spectator_counts(games: list[Game]) -> dict[Any, int]:
+    """How many spectator streams are open on each of these tables, across the web processes
+    (``ops.gauges``: counted every few seconds, not to the millisecond); only a started table
+    that may be watched is looked up."""
+    watched = [g.pk for g in games if g.visibility in WATCHABLE and g.status != Game.Status.WAITING]
+    found = gauges.read([spectators_gauge(pk) for pk in watched])
+    counts = dict.fromkeys((g.pk for g in games), 0)
+    counts.update({pk: found.get(spectators_gauge(pk), 0) for pk in watched})
+    return counts
 
 
 def table_options() -> dict[str, Any]:
@@ -90,20 +126,127 @@ def seat_of(state: GameState, user: Any) -> int | None:
     return seat_of_user(state, getattr(user, "pk", None))
 
 
-def access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
-    """(state, the caller's seat, reveal all?) or an error.
+@dataclass(frozen=True)
+class Reader:
+    """Who reads a game, and what they may see of it (``reader``)."""
 
-    Players see their own seat's view while the match runs and everything once it is finished;
-    staff may read any game (a spectator's view while it runs, whole after); nobody else may.
-    """
+    state: GameState  # at the version this reader may see: behind the game for a delayed spectator
+    seat: int | None  # None: staff or a spectator (the rules core's view for nobody)
+    reveal: bool  # the match is over: everything face up
+    spectator: bool  # neither a player nor staff: a watcher of an unlisted or public table
+    behind: bool  # ``state`` is behind the game (a spectator of a delayed table, while it runs)
+
+
+WATCHABLE = (Game.Visibility.UNLISTED, Game.Visibility.PUBLIC)
+
+
+def spectator_version(version: int, status: str, delay: int) -> int:
+    """The version a spectator of a table with ``spectator_delay`` ``delay`` sees of the game at
+    ``version``: ``delay`` events behind while it runs (never before ``game_started``), all of
+    it otherwise."""
+    if delay and status == Game.Status.ACTIVE:
+        return max(1, version - delay)
+    return version
+
+
+def reader(game: store.Head, user: Any) -> Reader:
+    """Who is asking, or an error: players see their own seat's view while the match runs and
+    everything once it is finished; staff may read any game (the view for nobody while it runs,
+    whole after); anyone else may watch an unlisted or public table once it started, as staff
+    does, but ``spectator_delay`` events behind while it runs; nobody else may read it."""
     state = game.state()
     if state is None:
         raise NotStarted()
     seat = seat_of(state, user)
     finished = game.status == Game.Status.FINISHED
-    if seat is None and not getattr(user, "is_staff", False):
+    spectator = seat is None and not getattr(user, "is_staff", False)
+    if spectator and game.visibility not in WATCHABLE:
         raise NotAPlayer()
-    return state, seat, finished
+    behind = False
+    if spectator:
+        version = spectator_version(state.version, game.status, game.spectator_delay)
+        if version < state.version:
+            state, behind = past_state(game.game_id, version), True
+    return Reader(state, seat, finished, spectator, behind)
+
+
+def access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
+    """(state, the caller's seat, reveal all?) or an error (``reader``); the state is the one
+    the caller may see (a delayed spectator's is behind the game)."""
+    found = reader(game, user)
+    return found.state, found.seat, found.reveal
+
+
+def after_the_match(game: store.Head, user: Any) -> Reader:
+    """``reader``, and 409 ``not_finished`` for a spectator while the match is not over
+    (replay, audit and export read the whole stream: a spectator's only once it is done)."""
+    found = reader(game, user)
+    if found.spectator and game.status in (Game.Status.ACTIVE, Game.Status.WAITING):
+        raise NotFinished()
+    return found
+
+
+class PastStates:
+    """States of games at earlier versions (a delayed spectator's view), per game the last few:
+    the next one is folded on from the nearest earlier one with the events between (from
+    ``kept`` rows when they hold them: no query), so a spectator following the game costs a
+    fold of the new events, not of the whole stream."""
+
+    def __init__(self, games: int = 256, per_game: int = 8) -> None:
+        self.games, self.per_game = games, per_game
+        self._states: OrderedDict[uuid.UUID, dict[int, GameState]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _nearest(self, game_id: uuid.UUID, version: int) -> GameState | None:
+        with self._lock:
+            known = self._states.get(game_id)
+            if not known:
+                return None
+            self._states.move_to_end(game_id)
+            before = [v for v in known if v <= version]
+            return known[max(before)] if before else None
+
+    def _keep(self, game_id: uuid.UUID, state: GameState) -> None:
+        with self._lock:
+            known = self._states.setdefault(game_id, {})
+            self._states.move_to_end(game_id)
+            known[state.version] = state
+            while len(known) > self.per_game:
+                del known[min(known)]
+            while len(self._states) > self.games:
+                self._states.popitem(last=False)
+
+    def get(
+        self, game_id: uuid.UUID, version: int, kept: Mapping[int, Any] | None = None
+    ) -> GameState:
+        base = self._nearest(game_id, version)
+        if base is not None and base.version == version:
+            return base
+        start = base.version if base is not None else 0
+        wanted = range(start + 1, version + 1)
+        if kept is not None and all(seq in kept for seq in wanted):
+            state = fold([kept[seq].data for seq in wanted], base)
+        elif base is not None:
+            rows = store.load_events(game_id, after=start, upto=version)
+            state = fold(rows.values_list("data", flat=True), base)
+        else:
+            state = store.fold_from_zero(game_id, upto=version)
+        self._keep(game_id, state)
+        return state
+
+    def clear(self) -> None:
+        with self._lock:
+            self._states.clear()
+
+
+past_states = PastStates()
+
+
+def past_state(
+    game_id: uuid.UUID | str, version: int, kept: Mapping[int, Any] | None = None
+) -> GameState:
+    """The game's state after its first ``version`` events (``PastStates``)."""
+    return past_states.get(store.parse_id(game_id), version, kept)
 
 
 # ---------------------------------------------------------------- game view
@@ -112,9 +255,14 @@ def access(game: store.Head, user: Any) -> tuple[GameState, int | None, bool]:
 def game_view(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     """GET /games/{id}: the game as the caller's seat sees it (after the match: revealed)."""
     game = store.read(game_id)
-    state, seat, reveal = access(game, user)
+    return _view(game, reader(game, user))
+
+
+def _view(game: store.Head, found: Reader) -> dict[str, Any]:
+    """The reader's view frame; a delayed spectator's without the live turn's deadline."""
+    deadline = None if found.behind else game.turn_deadline
     return present.view_frame(
-        game.game_id, game.status, game.turn_deadline, game.settled_at, state, seat
+        game.game_id, game.status, deadline, game.settled_at, found.state, found.seat
     )
 
 
@@ -133,7 +281,8 @@ def event_feed(
     ``with_game`` adds the caller's view at that version under ``game`` (a long-poll's answer,
     as a stream follows its events with a ``view`` frame)."""
     game = store.read(game_id)
-    state, seat, reveal = access(game, user)
+    found = reader(game, user)
+    state, seat, reveal = found.state, found.seat, found.reveal
     rows = list(store.load_events(game.game_id, after=after, upto=state.version)[:limit])
     answer: dict[str, Any] = {
         "version": state.version,
@@ -142,9 +291,7 @@ def event_feed(
         "more": bool(rows) and rows[-1].seq < state.version,
     }
     if with_game:
-        answer["game"] = present.view_frame(
-            game.game_id, game.status, game.turn_deadline, game.settled_at, state, seat
-        )
+        answer["game"] = _view(game, found)
     return answer
 
 
@@ -174,9 +321,11 @@ def games_of_user(*, user: Any) -> list[Game]:
 
 
 def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dict[str, Any]:
-    """The game after its first ``at`` events: the caller's view, or all of it after the match."""
+    """The game after its first ``at`` events: the caller's view, or all of it after the match
+    (a spectator's only once it is over)."""
     game = store.read(game_id)
-    state, seat, reveal = access(game, user)
+    found = after_the_match(game, user)
+    state, seat, reveal = found.state, found.seat, found.reveal
     at = state.version if at is None else at
     if not 1 <= at <= state.version:
         raise BadStep(
@@ -235,7 +384,8 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     stock too, so anyone can recompute the commitments.
     """
     game = store.read(game_id)
-    state, seat, reveal = access(game, user)
+    found = after_the_match(game, user)
+    state, reveal = found.state, found.reveal
     checks = soundness(game.game_id, finished=game.status == Game.Status.FINISHED)
     broken = checks["first_broken_seq"]
     rounds = []
@@ -302,7 +452,8 @@ def export(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     (``revealed`` false, no seal), so a player can keep the receipts.
     """
     game = store.read(game_id)
-    state, seat, reveal = access(game, user)
+    found = after_the_match(game, user)
+    state, seat, reveal = found.state, found.seat, found.reveal
     records = store.records(game.game_id, upto=state.version)
     started = records[0].data if records else {}
     events = [
@@ -366,3 +517,44 @@ def _commitment_ok(data: dict[str, Any]) -> bool:
         return deck_commitment(data["salt"], hands, stock) == data["deck_commitment"]
     except (KeyError, TypeError, IndexError):
         return False
+
+
+# ---------------------------------------------------------------- rematches
+
+
+def match_people(game: Game, user: Any) -> list[Seat]:
+    """The finished match's seats (with their users), if ``user`` is one of its people (or
+    staff); else ``NotAPlayer``."""
+    seats = list(game.seats.select_related("user").order_by("index"))
+    if not any(s.user_id == user.pk for s in seats) and not getattr(user, "is_staff", False):
+        raise NotAPlayer("You did not play this match.")
+    return seats
+
+
+def rematch_view(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
+    """GET /games/{id}/rematch: the proposal to play this match again, who answered what and,
+    once it started, the next game; for the match's people (and staff)."""
+    game = store.get_game(game_id)
+    seats = match_people(game, user)
+    rematch = Rematch.objects.filter(game=game).first()
+    if rematch is None:
+        raise NoRematch()
+    return present.rematch_dict(rematch, seats)
+
+
+def rematches_changed(user_id: int, since: Any) -> list[dict[str, Any]]:
+    """The rematches of the user's matches written after ``since``, oldest write first, as
+    ``/me/stream``'s ``rematch`` frames show them (``games.live.rematch``)."""
+    played = Seat.objects.filter(user_id=user_id).values("game_id")
+    rows = list(
+        Rematch.objects.filter(game_id__in=played, updated_at__gt=since).order_by(
+            "updated_at", "game_id"
+        )[:100]
+    )
+    seats: dict[Any, list[Seat]] = {}
+    for seat in Seat.objects.filter(game_id__in=[r.game_id for r in rows]).select_related("user"):
+        seats.setdefault(seat.game_id, []).append(seat)
+    return [
+        present.rematch_dict(r, sorted(seats.get(r.game_id, []), key=lambda s: s.index))
+        for r in rows
+    ]

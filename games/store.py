@@ -118,6 +118,9 @@ class Head:
     finished_at: datetime | None
     reply: StoredReply | None = None
     decoded: GameState | None = field(default=None, compare=False, repr=False)
+    # Who may watch, and how far behind (fixed when the table is created).
+    visibility: str = "private"
+    spectator_delay: int = 0
 
     def state(self) -> GameState | None:
         """The rules state at ``version`` (``None`` before the first event)."""
@@ -177,7 +180,8 @@ heads = HeadCache(settings.TONGITS_HEAD_CACHE_SIZE)
 
 _READ = """
 SELECT g.version, g.last_hash, g.snapshot::text, g.rules::text, g.created_by_id, g.status,
-       g.settled_at, g.turn_deadline, g.started_at, g.finished_at{reply_columns}
+       g.settled_at, g.turn_deadline, g.started_at, g.finished_at, g.visibility,
+       g.spectator_delay{reply_columns}
 FROM games_game g{reply_join}
 WHERE g.id = %(id)s
 """
@@ -214,8 +218,8 @@ def read(game_id: uuid.UUID | str, *, reply_for: tuple[int, str] | None = None) 
     if row is None:
         raise GameNotFound()
     reply = None
-    if reply_for is not None and row[10] is not None:
-        reply = StoredReply(str(row[10]), row[11], row[12], row[13])
+    if reply_for is not None and row[12] is not None:
+        reply = StoredReply(str(row[12]), row[13], row[14], row[15])
     head = Head(
         game_id=gid,
         version=row[0],
@@ -229,6 +233,8 @@ def read(game_id: uuid.UUID | str, *, reply_for: tuple[int, str] | None = None) 
         started_at=row[8],
         finished_at=row[9],
         reply=reply,
+        visibility=row[10],
+        spectator_delay=row[11],
     )
     if reply is None:
         heads.put(head)

@@ -82,9 +82,9 @@ class Tally:
                 victim, victim_end = slot, ends
         return victim, False
 
-    def add(self, key: str, ttl: float, now: float | None = None) -> int:
-        """Count one more for ``key`` (its window lasting ``ttl`` seconds from its first count);
-        the count, this one included."""
+    def add(self, key: str, ttl: float, now: float | None = None, amount: int = 1) -> int:
+        """Count ``amount`` (one) more for ``key`` (its window lasting ``ttl`` seconds from its
+        first count); the count, this one included."""
         now = time.time() if now is None else now
         digest = _hash(key)
         with self._locked(digest % SLOTS // STRIPE_SLOTS):
@@ -92,11 +92,19 @@ class Tally:
             offset = slot * _SLOT.size
             if found:
                 _, ends, count = _SLOT.unpack_from(self._map, offset)
-                count += 1
+                count += amount
             else:
-                ends, count = now + ttl, 1
+                ends, count = now + ttl, amount
             _SLOT.pack_into(self._map, offset, digest, ends, count)
             return count
+
+    def count(self, key: str, now: float | None = None) -> int:
+        """``key``'s count in its running window (0 when it has none)."""
+        now = time.time() if now is None else now
+        digest = _hash(key)
+        with self._locked(digest % SLOTS // STRIPE_SLOTS):
+            slot, found = self._find(digest, now)
+            return _SLOT.unpack_from(self._map, slot * _SLOT.size)[2] if found else 0
 
     def _find_lease(self, digest: int, now: float) -> tuple[int, int | None]:
         """The slot of ``digest``'s running lease and its owner, or the slot to take for it and

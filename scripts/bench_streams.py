@@ -1,6 +1,7 @@
 """Benchmark of the live streams: 300 open streams while 10 tables play (`make bench-streams`).
 
     .venv/bin/python scripts/bench_streams.py [--streams 300] [--tables 10] [--moves 40]
+        [--spectators 300 [--delay D]]
 
 Needs a PostgreSQL server: the one of DATABASE_URL (default postgres://postgres@127.0.0.1:5432),
 on which it creates, migrates and at the end drops a scratch database. It starts ONE uvicorn
@@ -14,6 +15,11 @@ all tables at once. It prints:
   stream delivered the move's last event (targets: p50 <= 20 ms, p95 <= 100 ms);
 - resident memory per open stream: the server's RSS with the streams open minus before, / N;
 - the server's CPU while every stream is open and idle (10 s, no moves).
+
+With ``--spectators N`` the tables are public and N more streams watch them (N users, spread
+evenly over the tables, ``--delay`` their spectator delay): it prints their move-to-spectator
+latency beside the players' (the move's append to the delivery of its last event; with a delay,
+to the delivery of the move's events once that many more were appended, so only 0 compares).
 
 Not a test: nothing is asserted. The client runs on the same machine and competes for the CPU.
 """
@@ -85,7 +91,7 @@ def drop_database(params: dict[str, Any]) -> None:
 
 
 def setup_tables(
-    tables: int, prefix: str = "bench", migrate: bool = True
+    tables: int, prefix: str = "bench", migrate: bool = True, watch: dict | None = None
 ) -> list[tuple[str, list[str]]]:
     """(game id, the three players' tokens) per table, made through the services (the fast
     path: users with a fast password hasher, each table created, accepted and started;
@@ -114,7 +120,7 @@ def setup_tables(
         ]
         seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in seated[1:]]
         rules = {"preset": "standard", "wins_to_match": 99, "turn_seconds": 0}
-        game = lobby.table_create(user=seated[0], rules=rules, seats=seats)
+        game = lobby.table_create(user=seated[0], rules=rules, seats=seats, **(watch or {}))
         for invited in seated[1:]:  # a seat given by name is an invitation
             lobby.table_respond(game_id=game.pk, user=invited, accept=True)
         lobby.table_start(game_id=game.pk, user=seated[0])
@@ -125,8 +131,25 @@ def setup_tables(
     return out
 
 
+def spectator_tokens(count: int) -> list[str]:
+    """Tokens of ``count`` more users (spectators: they sit nowhere)."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.services import session_create
+
+    users = get_user_model()
+    out = []
+    for i in range(count):
+        user = users.objects.create_user(f"benchw{i}", password="bench-passphrase-0192")
+        out.append(session_create(user=user)[1])
+    from django.db import connections
+
+    connections.close_all()
+    return out
+
+
 class Stream:
-    def __init__(self, game: str, seat: int) -> None:
+    def __init__(self, game: str, seat: int | None) -> None:
         self.game, self.seat = game, seat
         self.seen: dict[int, float] = {}  # seq -> when it arrived (perf_counter)
         self.delay: dict[int, float] = {}  # seq -> arrival minus the event's recorded_at
@@ -159,7 +182,7 @@ async def play_table(
     tokens: list[str],
     streams: list[Stream],
     moves: int,
-    samples: list[tuple[float, float, float]],
+    samples: list[tuple[float, float, float, bool]],
 ) -> None:
     from games.rules.bots import GreedyBot
 
@@ -191,7 +214,9 @@ async def play_table(
         for s in streams:
             if version in s.seen:
                 delay = s.delay[version]
-                samples.append((delay, s.seen[version] - sent, s.seen[version] - answered))
+                samples.append(
+                    (delay, s.seen[version] - sent, s.seen[version] - answered, s.seat is None)
+                )
         await asyncio.sleep(0.05)
 
 
@@ -206,8 +231,17 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves: int) -> None:
-    limits = httpx.Limits(max_connections=n_streams + 50, max_keepalive_connections=n_streams + 50)
+async def bench(
+    url: str,
+    server: psutil.Process,
+    tables,
+    n_streams: int,
+    moves: int,
+    watchers: list[str] | None = None,
+) -> None:
+    watchers = watchers or []
+    total = n_streams + len(watchers)
+    limits = httpx.Limits(max_connections=total + 50, max_keepalive_connections=total + 50)
     timeout = httpx.Timeout(10.0, read=60.0)
     async with (
         httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout) as streams_client,
@@ -228,14 +262,22 @@ async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves:
             stream = Stream(game, seat)
             streams[game].append(stream)
             tasks.append(asyncio.create_task(read_stream(streams_client, stream, tokens[seat])))
+        for i, token in enumerate(watchers):
+            game, _ = tables[i % len(tables)]
+            stream = Stream(game, None)
+            streams[game].append(stream)
+            tasks.append(asyncio.create_task(read_stream(streams_client, stream, token)))
         opened = time.perf_counter()
         await asyncio.wait_for(
             asyncio.gather(*(s.ready.wait() for ss in streams.values() for s in ss)), 120
         )
-        print(f"opened {n_streams} streams in {time.perf_counter() - opened:.1f} s")
+        print(
+            f"opened {n_streams} player streams and {len(watchers)} spectator streams in "
+            f"{time.perf_counter() - opened:.1f} s"
+        )
         await asyncio.sleep(1.0)
         rss_open = server.memory_info().rss
-        samples: list[tuple[float, float, float]] = []
+        samples: list[tuple[float, float, float, bool]] = []
         started = time.perf_counter()
         me = psutil.Process()
         cpu_before, me_before = cpu_seconds(server), cpu_seconds(me)
@@ -259,8 +301,17 @@ async def bench(url: str, server: psutil.Process, tables, n_streams: int, moves:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    recorded = [r * 1000 for r, _, _ in samples]
-    sent = [s * 1000 for _, s, _ in samples]
+    watched = [r * 1000 for r, _, _, spectator in samples if spectator]
+    if watched:
+        print(
+            f"move-to-spectator latency over {len(watched)} (move, spectator stream) pairs, from "
+            f"the move's append: p50 {pct(watched, 0.5):.1f} ms, p95 {pct(watched, 0.95):.1f} ms, "
+            f"max {max(watched):.1f} ms"
+        )
+    samples = [sample for sample in samples if not sample[3]]  # the players' own streams
+    n_streams = max(1, n_streams)
+    recorded = [r * 1000 for r, _, _, _ in samples]
+    sent = [s * 1000 for _, s, _, _ in samples]
     print(
         f"{len(tables)} tables played {len(samples) // max(1, n_streams // len(tables))} moves "
         f"in {played:.1f} s while {n_streams} streams were open ({alive} still open at the end)"
@@ -294,6 +345,10 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=300)
     parser.add_argument("--tables", type=int, default=10)
     parser.add_argument("--moves", type=int, default=40, help="moves per table")
+    parser.add_argument(
+        "--spectators", type=int, default=0, help="spectator streams (public tables)"
+    )
+    parser.add_argument("--delay", type=int, default=0, help="the tables' spectator_delay")
     args = parser.parse_args()
 
     database_url, server_params = scratch_database()
@@ -302,7 +357,11 @@ def main() -> int:
     os.environ["TONGITS_DEAL_INLINE"] = "1"
     proc = None
     try:
-        tables = setup_tables(args.tables)
+        watch = None
+        if args.spectators:
+            watch = {"visibility": "public", "spectator_delay": args.delay}
+        tables = setup_tables(args.tables, watch=watch)
+        watchers = spectator_tokens(args.spectators)
         port = free_port()
         env = {**os.environ, "LOG_LEVEL": "WARNING", "DJANGO_DEBUG": "0"}
         proc = subprocess.Popen(
@@ -322,7 +381,9 @@ def main() -> int:
             f"{os.cpu_count()} CPUs on this machine"
         )
         logging.getLogger("httpx").setLevel(logging.WARNING)
-        asyncio.run(bench(url, psutil.Process(proc.pid), tables, args.streams, args.moves))
+        asyncio.run(
+            bench(url, psutil.Process(proc.pid), tables, args.streams, args.moves, watchers)
+        )
     finally:
         if proc is not None:
             proc.terminate()

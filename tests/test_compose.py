@@ -23,7 +23,18 @@ SOURCES = [
     ROOT / "manage.py",
     *(
         ROOT / pkg
-        for pkg in ("accounts", "chips", "core", "games", "ops", "runtime", "tongits_site", "web")
+        for pkg in (
+            "accounts",
+            "chat",
+            "chips",
+            "core",
+            "games",
+            "notifications",
+            "ops",
+            "runtime",
+            "tongits_site",
+            "web",
+        )
     ),
 ]
 APP_SERVICES = ("web", "worker", "scheduler", "notifier", "beat")
@@ -228,3 +239,17 @@ def test_app_services_reach_the_compose_database_and_broker(
         env = _environment(services[name])
         assert "@postgres:5432/" in env["DATABASE_URL"], name
         assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379/"), name
+
+
+def test_the_image_holds_every_package_the_project_installs() -> None:
+    """The Dockerfile copies each package pyproject.toml installs, or the image cannot start."""
+    import tomllib
+
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"
+    ]["find"]["include"]
+    packages = {pattern.rstrip("*") for pattern in include}
+    dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", dockerfile, re.MULTILINE))
+    assert packages <= copied, sorted(packages - copied)
+    assert {p.name for p in SOURCES if p.is_dir()} == packages

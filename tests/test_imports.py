@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("accounts", "chips", "core", "games", "ops", "runtime", "tongits_site", "web")
+PACKAGES = ("accounts", "chat", "chips", "core", "games", "ops", "runtime", "tongits_site", "web")
 
 
 def import_loops() -> list[list[str]]:

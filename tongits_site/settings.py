@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "games",
     "games.live",
     "notifications",
+    "chat",
     "web",
     "ops",
 ]
@@ -219,6 +220,15 @@ SPECTACULAR_SETTINGS = {
         "SettlementKindEnum": ["payout", "refund"],
         "NotificationKindEnum": "notifications.models.Kind.choices",
         "DeviceKindEnum": "notifications.api.devices.DEVICE_KINDS",
+        # The rematch's status and answers keep the tables' and invitations' names free.
+        "RematchStatusEnum": ["open", "started", "declined", "lapsed"],
+        "RematchAnswerEnum": ["accepted", "declined", "pending"],
+        "StatusEnum": ["waiting", "active", "finished", "abandoned", "aborted"],
+        "AnswerEnum": ["accept", "decline"],
+        # The rounds' end reasons keep their name beside the chat reports' reasons.
+        "ReasonEnum": "games.api.event_schemas.ROUND_END_REASONS",
+        "ChatChannelEnum": "chat.models.Channel.choices",
+        "ChatReportReasonEnum": "chat.models.ReportReason.choices",
     },
 }
 
@@ -312,6 +322,7 @@ TONGITS_THROTTLE_RATES = {
     "register": os.environ.get("TONGITS_RATE_REGISTER", "20/h"),  # per client address
     # per client address: each request may send a mail
     "password_reset": os.environ.get("TONGITS_RATE_PASSWORD_RESET", "10/h"),
+    "chat": os.environ.get("TONGITS_RATE_CHAT", "10/m"),  # chat messages per user
 }
 # Client addresses the throttles count but never refuse (a load generator, an internal client).
 TONGITS_THROTTLE_EXEMPT = frozenset(env_list("TONGITS_THROTTLE_EXEMPT", ""))
@@ -325,8 +336,14 @@ TONGITS_LOGIN_BACKOFF_MAX_SECONDS = env_float("TONGITS_LOGIN_BACKOFF_MAX_SECONDS
 TONGITS_NUM_PROXIES = int(os.environ.get("TONGITS_NUM_PROXIES", "0"))
 # A named seat is an invitation; unanswered for this long, it lapses and the seat is open again.
 TONGITS_INVITATION_SECONDS = env_float("TONGITS_INVITATION_SECONDS", 3600.0)
+# A proposed rematch of a finished match lapses unless everyone accepts within this long.
+TONGITS_REMATCH_SECONDS = env_float("TONGITS_REMATCH_SECONDS", 300.0)
 # A rated table's turns: at least this long, or 0 (no limit). Casual tables may be faster.
 TONGITS_RATED_MIN_TURN_SECONDS = env_float("TONGITS_RATED_MIN_TURN_SECONDS", 10.0)
+# Table chat (docs/chat.md): readable, and open, this long after the match ended; the longest
+# message (characters, after stripping).
+TONGITS_CHAT_KEEP_SECONDS = env_float("TONGITS_CHAT_KEEP_SECONDS", 7 * 24 * 3600.0)
+TONGITS_CHAT_MAX_LENGTH = int(os.environ.get("TONGITS_CHAT_MAX_LENGTH", "200"))
 # Tables one user may have waiting for players at once.
 TONGITS_MAX_WAITING_TABLES = int(os.environ.get("TONGITS_MAX_WAITING_TABLES", "3"))
 # Live streams one account may hold open at once, game streams and /me/stream together, across

@@ -22,6 +22,7 @@ api_v1 = [
     path("", include("accounts.api.urls")),
     path("", include("chips.api.urls")),
     path("", include("notifications.api.urls")),
+    path("", include("chat.api.urls")),
 ]
 
 urlpatterns = [

@@ -1,5 +1,7 @@
 """Input and output serializers of the accounts API (no model writes here: see services)."""
 
+from collections.abc import Callable
+
 from django.conf import settings
 from django.contrib.auth.validators import ASCIIUsernameValidator
 from drf_spectacular.utils import extend_schema_field
@@ -386,6 +388,11 @@ class ExportedWalletSerializer(serializers.Serializer):
     entries = StatementItemSerializer(many=True, help_text="Every entry, oldest first.")
 
 
+#: The fields of the sections ``accounts.selectors.EXPORT_SECTIONS`` adds (the apps above accounts
+#: register both at start-up): ``name -> a new serializer field``, so the schema types them.
+EXPORT_SECTION_FIELDS: dict[str, Callable[[], serializers.Field]] = {}
+
+
 class AccountExportSerializer(serializers.Serializer):
     exported_at = serializers.DateTimeField()
     account = AccountSerializer()
@@ -394,3 +401,9 @@ class AccountExportSerializer(serializers.Serializer):
     history = PlayerMatchOutputSerializer(many=True, help_text="Newest first.")
     stats = PlayerStatsSerializer()
     games = ExportedGameSerializer(many=True)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for name, make in EXPORT_SECTION_FIELDS.items():
+            fields[name] = make()
+        return fields

@@ -8,11 +8,19 @@ from core import api_schema
 from games.rules.errors import CODES as RULES_CODES
 
 _TABLE_CONFLICTS = ("already_started", "table_closed", "table_full", "seat_taken")
+# Proposing and accepting a rematch: closed, a player gone, a wallet short of the buy-in.
+_REMATCH_CONFLICTS = ("rematch_closed", "player_unavailable", "insufficient_chips")
 
 api_schema.register(
     {
         "tables_create": {
-            400: ("invalid_rules", "invalid_seats", "unknown_user", "invalid_buy_in"),
+            400: (
+                "invalid_rules",
+                "invalid_seats",
+                "unknown_user",
+                "invalid_buy_in",
+                "invalid_spectators",
+            ),
             409: ("too_many_waiting_tables", "insufficient_chips"),
         },
         "tables_invitation": {409: (*_TABLE_CONFLICTS, "no_invitation", "insufficient_chips")},
@@ -34,9 +42,19 @@ api_schema.register(
             409: ("not_started", "not_active", "already_resigned", "stale_version"),
         },
         "games_events": {403: ("not_a_player",), 409: ("not_started",)},
-        "games_replay": {403: ("not_a_player",), 409: ("not_started",)},
-        "games_audit": {403: ("not_a_player",), 409: ("not_started",)},
-        "games_export": {403: ("not_a_player",), 409: ("not_started",)},
+        "games_rematch_propose": {
+            403: ("not_a_player",),
+            409: (*_REMATCH_CONFLICTS, "match_not_over", "rematch_open"),
+        },
+        "games_rematch_retrieve": {403: ("not_a_player",), 409: ("no_rematch",)},
+        "games_rematch_answer": {
+            403: ("not_a_player",),
+            409: (*_REMATCH_CONFLICTS, "no_rematch", "already_answered"),
+        },
+        # A spectator reads the whole stream only once the match is over (409 not_finished).
+        "games_replay": {403: ("not_a_player",), 409: ("not_started", "not_finished")},
+        "games_audit": {403: ("not_a_player",), 409: ("not_started", "not_finished")},
+        "games_export": {403: ("not_a_player",), 409: ("not_started", "not_finished")},
         "games_seed": {
             403: ("not_a_player", "not_your_seat"),
             409: ("stale_version", "not_started"),
@@ -83,6 +101,7 @@ api_schema.register(
     details={
         "stale_version": "The game has moved on: fetch it and try again.",
         "not_a_player": "You are not playing at this table.",
+        "not_finished": "A spectator may read this once the match is over.",
         "insufficient_chips": "Seat 1 cannot cover the buy-in of 100 chips.",
         "too_many_streams": "You already hold 10 live streams open, the most one account may: "
         "close one you no longer read, then try again.",

@@ -19,6 +19,7 @@ from core.api_fields import (
     QuerySerializer,
     StrictBooleanField,
     StrictCharField,
+    StrictChoiceField,
     StrictIntegerField,
     StrictRegexField,
 )
@@ -32,7 +33,7 @@ from games.api.event_schemas import (
     rules_serializer,
 )
 from games.lobby import BOT_LEVELS
-from games.models import Game
+from games.models import MAX_SPECTATOR_DELAY, Game
 from games.rules import PHASES, RuleSet
 from games.rules.ruleset import DRAW_CALL_TIMINGS, FIRST_DEALERS, STOCK_OUT_TIES
 
@@ -160,6 +161,26 @@ class TableCreateInputSerializer(serializers.Serializer):
         "chips at stake. 409 `insufficient_chips` (with `seat`) when a wallet cannot cover it. "
         "Quick play's rooms: GET /rooms.",
     )
+    visibility = serializers.ChoiceField(
+        choices=Game.Visibility.values,
+        required=False,
+        default=Game.Visibility.PRIVATE,
+        help_text="Who may watch: private (default: the players only), unlisted (anyone signed "
+        "in who has the link), public (also listed by GET /tables?watch=1).",
+    )
+    spectator_delay = StrictIntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        max_value=MAX_SPECTATOR_DELAY,
+        help_text="Spectators see the running match this many events behind (0: live), so "
+        "nobody can relay the table to a player; everything once it is over.",
+    )
+    spectator_chat = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Spectators may read and write the table chat's spectators' channel.",
+    )
 
 
 class BotLevelSerializer(serializers.Serializer):
@@ -198,6 +219,42 @@ class InvitationInputSerializer(serializers.Serializer):
     )
 
 
+class RematchAnswerInputSerializer(serializers.Serializer):
+    answer = StrictChoiceField(
+        choices=["accept", "decline"],
+        help_text="accept: play the match again (409 insufficient_chips if your wallet cannot "
+        "cover the buy-in); decline: no rematch.",
+    )
+
+
+class RematchPersonSerializer(serializers.Serializer):
+    seat = serializers.IntegerField(help_text="The seat, the same in the next match.")
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    answer = serializers.ChoiceField(choices=["accepted", "declined", "pending"])
+
+
+class RematchSerializer(serializers.Serializer):
+    """A proposal to play a finished match again, and what became of it."""
+
+    game_id = serializers.UUIDField(help_text="The finished match.")
+    status = serializers.ChoiceField(
+        choices=["open", "started", "declined", "lapsed"],
+        help_text="open: waiting for answers; started: everyone accepted (next_game_id); "
+        "declined: someone declined; lapsed: not everyone accepted in time.",
+    )
+    proposed_by = serializers.CharField(allow_null=True)
+    answers = RematchPersonSerializer(
+        many=True,
+        help_text="Each person of the match (bots need no asking); the proposer's is accepted.",
+    )
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(help_text="When an open proposal lapses.")
+    next_game_id = serializers.UUIDField(
+        allow_null=True, help_text="The rematch's game, once started (its rematch_of is this)."
+    )
+
+
 class TableJoinInputSerializer(serializers.Serializer):
     seat = StrictIntegerField(
         min_value=0,
@@ -210,6 +267,12 @@ class TableJoinInputSerializer(serializers.Serializer):
 
 class TableListQuerySerializer(QuerySerializer):
     status = serializers.ChoiceField(choices=Game.Status.values, default=Game.Status.WAITING)
+    watch = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="1: the running public tables to watch (status active, visibility public), "
+        "newest first, with their spectator counts, whatever status says.",
+    )
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
@@ -247,6 +310,28 @@ class TableOutputSerializer(serializers.Serializer):
     current_seat = serializers.IntegerField(allow_null=True)
     turn_deadline = serializers.DateTimeField(allow_null=True)
     winner_seat = serializers.IntegerField(allow_null=True)
+    rematch = RematchSerializer(
+        allow_null=True,
+        help_text="A finished match's rematch proposal, if any (GET "
+        "/games/{id}/rematch): who answered what, and the next game once it started.",
+    )
+    rematch_of = serializers.UUIDField(
+        allow_null=True, help_text="The match this table is the rematch of."
+    )
+    visibility = serializers.ChoiceField(
+        choices=Game.Visibility.values,
+        help_text="private: players only; unlisted: anyone with the link may watch; public: "
+        "listed too (GET /tables?watch=1).",
+    )
+    spectator_delay = serializers.IntegerField(
+        help_text="Events spectators are held behind the running match (0: live)."
+    )
+    spectator_chat = serializers.BooleanField(
+        help_text="Spectators have the table chat's spectators' channel."
+    )
+    spectators = serializers.IntegerField(
+        help_text="Spectator streams open on the table now (counted every few seconds)."
+    )
 
 
 # ---------------------------------------------------------------- commands

@@ -23,6 +23,12 @@ urlpatterns = [
         name="table-invitation",
     ),
     path("games/<uuid:game_id>/resign", views.GameResignApi.as_view(), name="game-resign"),
+    path("games/<uuid:game_id>/rematch", views.GameRematchApi.as_view(), name="game-rematch"),
+    path(
+        "games/<uuid:game_id>/rematch/answer",
+        views.GameRematchAnswerApi.as_view(),
+        name="game-rematch-answer",
+    ),
     # Async: answers at once, or with ?wait= when the next event is committed (long-poll).
     path("games/<uuid:game_id>/events", live_views.game_events_view(), name="game-events"),
     path("games/<uuid:game_id>/replay", views.GameReplayApi.as_view(), name="game-replay"),

@@ -22,7 +22,7 @@ from core.api_errors import (
     error_responses,
     idempotency_key,
 )
-from games import lobby, play, selectors
+from games import lobby, play, rematch, selectors
 from games import presenters as present
 from games.api.serializers import (
     AuditSerializer,
@@ -32,6 +32,8 @@ from games.api.serializers import (
     GamePayloadSerializer,
     InvitationInputSerializer,
     PublicKeysSerializer,
+    RematchAnswerInputSerializer,
+    RematchSerializer,
     ReplayQuerySerializer,
     ReplaySerializer,
     RoomSerializer,
@@ -93,7 +95,9 @@ TABLE_EXAMPLES = [
 
 
 def _table(game_id: uuid.UUID) -> dict:
-    return TableOutputSerializer(present.table_dict(selectors.table_get(game_id=game_id))).data
+    game = selectors.table_get(game_id=game_id)
+    counts = selectors.spectator_counts([game])
+    return TableOutputSerializer(present.table_dict(game, counts[game.pk])).data
 
 
 class TablesApi(APIView):
@@ -120,6 +124,8 @@ class TablesApi(APIView):
     @extend_schema(
         operation_id="tables_list",
         summary="List tables, newest first (default: open tables waiting for players)",
+        description="`?watch=1`: the running public tables to watch instead, with their "
+        '`spectators` (docs/live.md "Spectators").',
         tags=TABLES,
         parameters=[TableListQuerySerializer],
         responses={200: TableOutputSerializer(many=True), **error_responses(400, 401)},
@@ -128,7 +134,9 @@ class TablesApi(APIView):
         query = TableListQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         games = selectors.table_list(**query.validated_data)
-        return Response(TableOutputSerializer(map(present.table_dict, games), many=True).data)
+        counts = selectors.spectator_counts(games)
+        tables = [present.table_dict(game, counts[game.pk]) for game in games]
+        return Response(TableOutputSerializer(tables, many=True).data)
 
 
 class TableOptionsApi(APIView):
@@ -393,3 +401,65 @@ class GameSeedApi(APIView):
             present=present.command_answer,
         )
         return Response(written.body)
+
+
+REMATCH_CONFLICTS = (
+    "`match_not_over` (not finished, or called off), `rematch_open` (already proposed), "
+    "`rematch_closed` (it started, was declined or lapsed), `no_rematch`, `already_answered`, "
+    "`player_unavailable` (a player's account is gone), `insufficient_chips` (with `seat`)"
+)
+
+
+class GameRematchApi(APIView):
+    @extend_schema(
+        operation_id="games_rematch_propose",
+        summary="Propose to play this finished match again: same seats, rules and stakes",
+        description=(
+            "One of the match's people proposes; the others accept or decline "
+            "(`POST /games/{id}/rematch/answer`) within `TONGITS_REMATCH_SECONDS` (300). When "
+            "everyone has accepted, a new table with the same seats at the same indexes (bots "
+            "too), the same rules, rated and buy-in starts at once, the seat after this "
+            "match's first dealer dealing first; `next_game_id` names it, and its table's "
+            "`rematch_of` names this match. A match of you and two bots starts again at once. "
+            "Each change reaches the people's `/me/stream` as a `rematch` frame. 409: "
+            + REMATCH_CONFLICTS
+            + "."
+        ),
+        tags=GAMES,
+        request=None,
+        responses={201: RematchSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        proposal = rematch.rematch_propose(game_id=game_id, user=request.user)
+        return Response(RematchSerializer(proposal).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="games_rematch_retrieve",
+        summary="This match's rematch: who answered what, or the next game",
+        tags=GAMES,
+        responses={200: RematchSerializer, **error_responses(401, 403, 404, 409)},
+    )
+    def get(self, request: Request, game_id: uuid.UUID) -> Response:
+        proposal = rematch.rematch_get(game_id=game_id, user=request.user)
+        return Response(RematchSerializer(proposal).data)
+
+
+class GameRematchAnswerApi(APIView):
+    @extend_schema(
+        operation_id="games_rematch_answer",
+        summary="Accept or decline the proposed rematch of this match",
+        description=(
+            "The last acceptance starts the next match (`status` started, `next_game_id`); "
+            "one decline closes the proposal. Accepting asks, as an invitation does, that your "
+            "wallet covers the buy-in. 409: " + REMATCH_CONFLICTS + "."
+        ),
+        tags=GAMES,
+        request=RematchAnswerInputSerializer,
+        responses={200: RematchSerializer, **error_responses(400, 401, 403, 404, 409, 415)},
+    )
+    def post(self, request: Request, game_id: uuid.UUID) -> Response:
+        data = RematchAnswerInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        accept = data.validated_data["answer"] == "accept"
+        answered = rematch.rematch_answer(game_id=game_id, user=request.user, accept=accept)
+        return Response(RematchSerializer(answered).data)

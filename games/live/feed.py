@@ -51,6 +51,10 @@ class OpenedStream:
     user_id: int
     seat: int | None
     after: int
+    # A watcher of an unlisted or public table (neither a player nor staff), and the events it
+    # is held behind the running match (the table's ``spectator_delay``).
+    spectator: bool = False
+    delay: int = 0
 
 
 def parse_resume_point(value: str | None) -> int | None:
@@ -66,13 +70,21 @@ def parse_resume_point(value: str | None) -> int | None:
 def open_game_stream(*, game_id: uuid.UUID | str, user: Any, after: int) -> OpenedStream:
     """403/404/409 as ``/events`` would answer; 400 when ``after`` is past the version."""
     head = store.read(game_id)
-    state, seat, _ = selectors.access(head, user)
-    if after > state.version:
+    found = selectors.reader(head, user)
+    version = found.state.version  # a delayed spectator's: behind the game
+    if after > version:
         raise BadResumePoint(
-            f"Event {after} does not exist yet: the game is at version {state.version}.",
-            extra={"version": state.version},
+            f"Event {after} does not exist yet: the game is at version {version}.",
+            extra={"version": version},
         )
-    return OpenedStream(game_id=str(head.game_id), user_id=user.pk, seat=seat, after=after)
+    return OpenedStream(
+        game_id=str(head.game_id),
+        user_id=user.pk,
+        seat=found.seat,
+        after=after,
+        spectator=found.spectator,
+        delay=head.spectator_delay if found.spectator else 0,
+    )
 
 
 @dataclass(frozen=True)

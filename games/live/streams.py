@@ -22,9 +22,10 @@ from typing import Any
 
 import orjson
 
-from games import players
+from games import players, selectors
 from games import presenters as present
 from games.live import db, feed, listener
+from ops import gauges
 
 KEEP_ALIVE_SECONDS = 15.0
 RETRY_MILLISECONDS = 1000
@@ -128,6 +129,41 @@ def _render_followed(read: feed.GameRead, seats: list) -> tuple[dict, dict]:
     return frames, views
 
 
+@contextlib.asynccontextmanager
+async def _counted(opened: feed.OpenedStream) -> AsyncIterator[None]:
+    """A spectator's stream counts in its game's spectators while it is open."""
+    if not opened.spectator:
+        yield
+        return
+    with gauges.held(selectors.spectators_gauge(opened.game_id)):
+        yield
+
+
+def _render_behind(read: feed.GameRead, version: int, kept: dict[int, Any]) -> bytes:
+    """A delayed spectator's view of the running game at ``version`` (in the pool): folded on
+    from the hub's kept rows (``selectors.past_state``), without the live turn's deadline."""
+    state = selectors.past_state(read.game.game_id, version, kept)
+    game = read.game
+    return to_json(present.view_frame(game.game_id, game.status, None, None, state, None))
+
+
+async def _view_behind(hub: listener.GameHub, read: feed.GameRead, version: int) -> bytes:
+    """``_render_behind``, shared by the delayed spectators woken together (cached per read)."""
+    key = (None, ("behind", version, read.game.status))
+    cached = hub.view_cache.get(key)
+    if cached is not None:
+        return cached
+    task = hub.rendering.get(key)
+    if task is None:
+        task = asyncio.ensure_future(db.run(_render_behind, read, version, dict(hub.rows)))
+        hub.rendering[key] = task
+        task.add_done_callback(lambda _done, key=key: hub.rendering.pop(key, None))
+    view = await asyncio.shield(task)
+    if hub.view_cache.get(key) is None and hub._read is read:
+        hub.view_cache[key] = view
+    return view
+
+
 @dataclass(frozen=True)
 class GameSource:
     """More frames for a game's stream from an app above ``games`` (the table chat), which
@@ -144,21 +180,27 @@ GAME_SOURCES: list[GameSource] = []
 
 
 async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
-    """Events after ``opened.after`` for the reader's seat, then live ones, until settled."""
+    """Events after ``opened.after`` for the reader's seat, then live ones, until settled.
+
+    A spectator of a delayed table (``opened.delay``) is sent the running game that many
+    events behind: its events and view up to ``selectors.spectator_version`` only, the rest
+    held back until as many more are appended, or the match is over."""
     live = listener.get()
     seat = opened.seat
     last = opened.after
     last_view: tuple | None = None
     yield b"retry: %d\n\n" % RETRY_MILLISECONDS
-    async with live.game(opened.game_id) as hub, _following(hub, seat):
+    async with live.game(opened.game_id) as hub, _following(hub, seat), _counted(opened):
         news, sources = hub.news, list(GAME_SOURCES)
         positions = [await db.run(source.start, opened) for source in sources]
         while True:
             changed = hub.changed  # taken before reading: a notice during the read wakes us
             read = await hub.read(last, _render_followed)
             reveal = read.finished
-            seqs = range(last + 1, read.version + 1)
-            view_key = _view_key(read)
+            upto = selectors.spectator_version(read.version, read.game.status, opened.delay)
+            behind = upto < read.version
+            seqs = range(last + 1, upto + 1)
+            view_key = ("behind", upto, read.game.status) if behind else _view_key(read)
             want_view = bool(seqs) or view_key != last_view
             # Taken now: the hub may drop old frames while this stream waits for its render.
             fresh = {
@@ -167,14 +209,15 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
                 if (seq, seat, reveal) in hub.rendered
             }
             missing = [seq for seq in seqs if seq not in fresh]
-            if missing or (want_view and (seat, view_key) not in hub.view_cache):
+            view_missing = not behind and want_view and (seat, view_key) not in hub.view_cache
+            if missing or view_missing:
                 rows = {seq: hub.rows[seq] for seq in missing}
-                args = (rows, missing, read, seat, reveal, want_view, hub.view_cache)
+                args = (rows, missing, read, seat, reveal, view_missing, hub.view_cache)
                 if players.remembered(_seated_users(read)):
                     # Nothing to look up: rendered here, with no trip to the pool.
                     frames, view = _render(*args)
                 else:
-                    key = (tuple(missing), seat, reveal, want_view, view_key)
+                    key = (tuple(missing), seat, reveal, view_missing, view_key)
                     frames, view = await _render_in_pool(hub, key, args)
                 fresh.update(frames)
                 for seq, data in frames:
@@ -185,9 +228,14 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             # game_started names the players: rendered for each stream, never kept, so a
             # deleted player's name does not outlive the account in this process.
             out = [fresh[seq] for seq in seqs]
-            last = read.version
+            last = upto
             if want_view:
-                out.append(frame("view", with_server_time(hub.view_cache[(seat, view_key)])))
+                view = (
+                    await _view_behind(hub, read, upto)
+                    if behind
+                    else hub.view_cache[(seat, view_key)]
+                )
+                out.append(frame("view", with_server_time(view)))
                 last_view = view_key
             if hub.news != news:
                 news = hub.news

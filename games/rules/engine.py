@@ -437,11 +437,14 @@ def new_game(
     creator_seat: int | None = None,
     rated: bool = True,
     buy_in: int = 0,
+    first_dealer: int | None = None,
 ) -> GameStarted:
     """``game_started`` with the first dealer drawn from ``rng``; where ``rules.first_dealer`` is
     ``creator``, the first dealer is ``creator_seat`` (the seat of the table's creator) when
-    given. ``rng`` is drawn from either way, so the rest of its stream does not depend on it.
-    ``buy_in`` records the table stakes each seat escrowed (0: no chips at stake)."""
+    given. ``first_dealer``, when given, is the first dealer whatever the rules say (a rematch:
+    the seat after the last match's first dealer, ``rematch_dealer``). ``rng`` is drawn from
+    in every case, so the rest of its stream does not depend on it. ``buy_in`` records the
+    table stakes each seat escrowed (0: no chips at stake)."""
     seats = list(seats) if seats is not None else [{"kind": "user"} for _ in range(3)]
     if len(seats) != 3:
         raise ValueError("Tongits is played by exactly three seats")
@@ -449,13 +452,25 @@ def new_game(
         isinstance(creator_seat, bool) or creator_seat not in (0, 1, 2)
     ):
         raise ValueError("creator_seat must be 0, 1 or 2")
+    if first_dealer is not None and (
+        isinstance(first_dealer, bool) or first_dealer not in (0, 1, 2)
+    ):
+        raise ValueError("first_dealer must be 0, 1 or 2")
     dealer = rng.randrange(3)
     if rules.first_dealer == "creator" and creator_seat is not None:
         dealer = creator_seat
+    if first_dealer is not None:
+        dealer = first_dealer
     if isinstance(buy_in, bool) or not isinstance(buy_in, int) or buy_in < 0:
         raise ValueError("buy_in must be a non-negative integer")
     seated = tuple(dict(s) for s in seats)
     return GameStarted(rules.to_dict(), seated, dealer, bool(rated), buy_in=buy_in)
+
+
+def rematch_dealer(state: GameState) -> int:
+    """The first dealer of a rematch of the match in ``state``: the seat after that match's
+    first dealer, so the deal goes round from one match to the next."""
+    return (state.first_dealer + 1) % 3
 
 
 def next_dealer(state: GameState) -> int:
