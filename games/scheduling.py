@@ -25,7 +25,6 @@ checks the version it was queued for, so work queued twice, late, or after a mov
 from __future__ import annotations
 
 import logging
-import select
 import threading
 import time
 import uuid
@@ -33,12 +32,12 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
 from celery import current_app
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from core import notices
 from games.application import timing
 from games.models import Game
 from games.projection import SERVER_WORK, server_delay
@@ -122,21 +121,6 @@ def run_due(*, now: datetime | None = None) -> int:
     return sum(enqueue(name, game_id, version) for name, game_id, version in claim_due(now=now))
 
 
-def _listen_connection() -> psycopg.Connection | None:
-    """A connection of its own that LISTENs for appends (None if it cannot be had now)."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    params.pop("prepare_threshold", None)
-    try:
-        conn = psycopg.connect(**params, autocommit=True)
-        conn.execute("LISTEN game_events")
-    except psycopg.Error:
-        logger.exception("scheduler: cannot LISTEN; polling only")
-        return None
-    return conn
-
-
 def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
     """The scheduler loop: queue due work, then wait for an append or the poll interval.
 
@@ -145,7 +129,7 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
     """
     interval = settings.TONGITS_SCHEDULER_POLL_SECONDS if poll is None else poll
     gap = min(interval, MIN_CLAIM_GAP_SECONDS)
-    listener = _listen_connection()
+    listener = notices.listen("scheduler")
     try:
         while not stop.is_set():
             claimed_at = time.monotonic()
@@ -159,16 +143,8 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
             stop.wait(max(0.0, gap - (time.monotonic() - claimed_at)))
             if listener is None:
                 stop.wait(interval)
-                listener = _listen_connection() if not stop.is_set() else None
-                continue
-            try:
-                ready, _, _ = select.select([listener.fileno()], [], [], interval)
-                if ready:
-                    for _ in listener.notifies(timeout=0, stop_after=0):
-                        pass
-            except (psycopg.Error, OSError, ValueError):
-                logger.warning("scheduler: lost its LISTEN connection; reconnecting")
-                listener.close()
+                listener = notices.listen("scheduler") if not stop.is_set() else None
+            elif not notices.wait(listener, interval, "scheduler"):
                 listener = None
     finally:
         if listener is not None:

@@ -119,7 +119,38 @@ class Status(models.TextChoices):
     SKIPPED = "skipped", "not sent (a stream was open, or a newer one replaced it)"
 
 
-class PushDelivery(models.Model):
+class Delivery(models.Model):
+    """What the push and the webhook outboxes share: where one delivery stands, and its tries
+    (``attempts``; the next one due at ``next_attempt_at``, a claim's lease while it runs)."""
+
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    detail = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class Attempt(models.Model):
+    """One try of a delivery, append-only: when, what the other side answered, how long."""
+
+    at = models.DateTimeField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=200, blank=True, default="")
+    milliseconds = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+        ordering = ["delivery", "id"]
+
+    def __str__(self) -> str:
+        return f"try {self.id} of {self.delivery_id}: {self.status_code or self.error}"
+
+
+class PushDelivery(Delivery):
     """One notification to one device; at most one per pair."""
 
     id = models.BigAutoField(primary_key=True)
@@ -130,12 +161,6 @@ class PushDelivery(models.Model):
     device_id = models.UUIDField()
     device_kind = models.CharField(max_length=8)
     target = models.CharField(max_length=200, help_text="The push service's host (no token).")
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    detail = models.CharField(max_length=200, blank=True, default="")
-    created_at = models.DateTimeField()
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -157,20 +182,10 @@ class PushDelivery(models.Model):
         return f"push {self.id} ({self.status})"
 
 
-class PushAttempt(models.Model):
+class PushAttempt(Attempt):
     """One try of a push delivery, append-only."""
 
     delivery = models.ForeignKey(PushDelivery, on_delete=models.CASCADE, related_name="tries")
-    at = models.DateTimeField()
-    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    error = models.CharField(max_length=200, blank=True, default="")
-    milliseconds = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        ordering = ["delivery", "id"]
-
-    def __str__(self) -> str:
-        return f"try {self.id} of {self.delivery_id}: {self.status_code or self.error}"
 
 
 class WebhookEndpoint(models.Model):
@@ -218,19 +233,13 @@ class WebhookMessage(models.Model):
         return f"{self.kind} {self.id}"
 
 
-class WebhookDelivery(models.Model):
+class WebhookDelivery(Delivery):
     """One message to one endpoint; retried with backoff for about a day."""
 
     id = models.BigAutoField(primary_key=True)
     message = models.ForeignKey(WebhookMessage, on_delete=models.CASCADE, related_name="deliveries")
     # PROTECT: an endpoint with history is deactivated, not deleted (its log stays).
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="+")
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    detail = models.CharField(max_length=200, blank=True, default="")
-    created_at = models.DateTimeField()
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -252,17 +261,7 @@ class WebhookDelivery(models.Model):
         return f"webhook {self.id} ({self.status})"
 
 
-class WebhookAttempt(models.Model):
+class WebhookAttempt(Attempt):
     """One try of a webhook delivery, append-only."""
 
     delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="tries")
-    at = models.DateTimeField()
-    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    error = models.CharField(max_length=200, blank=True, default="")
-    milliseconds = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        ordering = ["delivery", "id"]
-
-    def __str__(self) -> str:
-        return f"try {self.id} of {self.delivery_id}: {self.status_code or self.error}"

@@ -11,11 +11,9 @@ Several notifiers may run (the cause keys and the claims make doubles harmless);
 from __future__ import annotations
 
 import logging
-import select
 import threading
 import time
 
-import psycopg
 from celery import current_app
 from django.db import connection
 
@@ -65,24 +63,11 @@ def step(projector: Projector, queue: Queue) -> bool:
     return more
 
 
-def _listen() -> psycopg.Connection | None:
-    params = connection.get_connection_params()
-    for name in ("cursor_factory", "context", "prepare_threshold"):
-        params.pop(name, None)
-    try:
-        conn = psycopg.connect(**params, autocommit=True)
-        conn.execute(f"LISTEN {notices.CHANNEL}")
-    except psycopg.Error:
-        logger.exception("notifier: cannot LISTEN; polling only")
-        return None
-    return conn
-
-
 def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
     """The loop, until ``stop`` is set; a database error is logged and retried, never fatal."""
     webhooks.sync_endpoints()
     projector, queue = Projector(), Queue()
-    listener = _listen()
+    listener = notices.listen("notifier")
     try:
         while not stop.is_set():
             started = time.monotonic()
@@ -98,16 +83,8 @@ def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
             stop.wait(max(0.0, MIN_GAP_SECONDS - (time.monotonic() - started)))
             if listener is None:
                 stop.wait(poll)
-                listener = None if stop.is_set() else _listen()
-                continue
-            try:
-                ready, _, _ = select.select([listener.fileno()], [], [], poll)
-                if ready:
-                    for _ in listener.notifies(timeout=0, stop_after=0):
-                        pass
-            except (psycopg.Error, OSError, ValueError):
-                logger.warning("notifier: lost its LISTEN connection; reconnecting")
-                listener.close()
+                listener = None if stop.is_set() else notices.listen("notifier")
+            elif not notices.wait(listener, poll, "notifier"):
                 listener = None
     finally:
         if listener is not None:

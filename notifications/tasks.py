@@ -9,26 +9,17 @@ A task that finds its delivery done, or claimed by another, does nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
+from games.tasks import GAME_TASK_OPTIONS
 from notifications import push, webhooks
 
 DELIVER_PUSH = "notifications.tasks.deliver_push"
 DELIVER_WEBHOOK = "notifications.tasks.deliver_webhook"
 
-DELIVERY_TASK_OPTIONS: dict[str, Any] = {
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "ignore_result": True,
-    # A database that is briefly away: try again shortly (the lease re-queues it anyway).
-    "autoretry_for": (OperationalError, InterfaceError),
-    "retry_backoff": 1,
-    "retry_backoff_max": 30,
-    "max_retries": 5,
-}
+#: As the games' tasks: acknowledged late, delivered again when the worker is lost, retried
+#: shortly while the database is away.
+DELIVERY_TASK_OPTIONS = GAME_TASK_OPTIONS
 
 
 @shared_task(name=DELIVER_PUSH, **DELIVERY_TASK_OPTIONS)

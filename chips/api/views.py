@@ -7,8 +7,6 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,6 +26,7 @@ from chips.api.serializers import (
 from chips.errors import WalletNotFound
 from chips.models import Entry
 from core.api_errors import IDEMPOTENCY_HEADER, error_responses, idempotency_key
+from core.api_pagination import cursor_page
 
 TAGS = ["chips"]
 
@@ -56,15 +55,6 @@ class WalletApi(APIView):
         return Response(WalletSerializer(selectors.wallet(user_id=request.user.pk)).data)
 
 
-class StatementPagination(CursorPagination):
-    """Newest first by posting; a cursor stays right while new entries arrive."""
-
-    ordering = ("-id",)
-    page_size = 20
-    page_size_query_param = "page_size"
-    max_page_size = 100
-
-
 class WalletEntriesApi(APIView):
     @extend_schema(
         operation_id="me_wallet_entries",
@@ -79,17 +69,8 @@ class WalletEntriesApi(APIView):
     def get(self, request: Request) -> Response:
         query = StatementQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        paginator = StatementPagination()
         rows = selectors.statement(user_id=request.user.pk)
-        try:
-            page = paginator.paginate_queryset(rows, request, view=self)
-        except NotFound:  # DRF's answer to a cursor it cannot decode: the client's mistake
-            raise ValidationError({"cursor": ["Not a cursor of this list."]}) from None
-        body = {
-            "next": paginator.get_next_link(),
-            "previous": paginator.get_previous_link(),
-            "results": [selectors.statement_item(posting) for posting in page],
-        }
+        body = cursor_page(rows, request, self, selectors.statement_item)
         return Response(StatementPageSerializer(body).data)
 
 

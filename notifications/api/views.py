@@ -4,13 +4,12 @@ Reads and writes are in ``notifications.inbox``; devices are in ``notifications.
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api_errors import error_responses
+from core.api_pagination import cursor_page
 from notifications import inbox
 from notifications.api.serializers import (
     MarkReadInputSerializer,
@@ -20,15 +19,6 @@ from notifications.api.serializers import (
 )
 
 TAGS = ["notifications"]
-
-
-class InboxPagination(CursorPagination):
-    """Newest first; a cursor stays right while new notifications arrive."""
-
-    ordering = ("-id",)
-    page_size = 20
-    page_size_query_param = "page_size"
-    max_page_size = 100
 
 
 class NotificationsApi(APIView):
@@ -45,17 +35,10 @@ class NotificationsApi(APIView):
     def get(self, request: Request) -> Response:
         query = NotificationQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        paginator = InboxPagination()
         rows = inbox.of(request.user, unread=query.validated_data.get("unread", False))
-        try:
-            page = paginator.paginate_queryset(rows, request, view=self)
-        except NotFound:  # DRF's answer to a cursor it cannot decode: the client's mistake
-            raise ValidationError({"cursor": ["Not a cursor of this list."]}) from None
         body = {
-            "next": paginator.get_next_link(),
-            "previous": paginator.get_previous_link(),
+            **cursor_page(rows, request, self, inbox.as_dict),
             "unread": inbox.unread_count(request.user),
-            "results": [inbox.as_dict(note) for note in page or []],
         }
         return Response(NotificationPageSerializer(body).data)
 

@@ -5,16 +5,11 @@ unsettled and the next worker settles it, once."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 import redis
-from django.conf import settings
 
 from chips import ledger
 from chips.models import Entry
@@ -32,53 +27,11 @@ from tests.chips.support import (
 )
 from tests.conftest import TEST_BROKER_URL
 from tests.tasks.support import wait_for
+from tests.worker_process import WorkerProcess, database_url
 from tongits_site.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BOOT_SECONDS = 60
-
-
-def database_url() -> str:
-    db = settings.DATABASES["default"]
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
-class WorkerProcess:
-    """``celery worker`` in a process of its own (solo pool: the task runs in that process), on
-    the test database and the test broker."""
-
-    def __init__(self, tmp_path) -> None:
-        self.tmp_path = tmp_path
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url(),
-            "CELERY_BROKER_URL": TEST_BROKER_URL,
-            "TONGITS_VAR_DIR": str(self.tmp_path),
-            "TONGITS_SEAL_KEY_FILE": str(settings.TONGITS_SEAL_KEY_FILE),
-            "LOG_LEVEL": "WARNING",
-        }
-        command = [sys.executable, "-m", "celery", "-A", "tongits_site", "worker"]
-        command += ["--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"]
-        log = open(self.tmp_path / "worker.log", "ab")  # noqa: SIM115 - kept for the process
-        self.proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-        self.proc = None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-            self.proc = None
 
 
 @pytest.fixture
@@ -90,7 +43,7 @@ def worker_process(tmp_path) -> Iterator[WorkerProcess]:
         pytest.fail(f"Redis at {TEST_BROKER_URL} is unreachable ({exc}): start it (see .ci/run)")
     broker.flushdb()
     app.conf.broker_url = TEST_BROKER_URL
-    process = WorkerProcess(tmp_path)
+    process = WorkerProcess(tmp_path / "worker.log", {"TONGITS_VAR_DIR": str(tmp_path)})
     yield process
     process.stop()
     broker.flushdb()

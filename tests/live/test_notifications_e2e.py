@@ -14,15 +14,10 @@ servers would).
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +29,6 @@ from accounts.tasks import settle_match_now
 from notifications import rebuild, runner, webhooks
 from notifications.models import Kind, Notification, PushDelivery, Status, WebhookDelivery
 from tests.conftest import TEST_BROKER_URL
-from tests.live.conftest import _database_url
 from tests.live.support import RULES, Live, Player
 from tests.notifications.support import (
     CARD_TOKEN,
@@ -45,6 +39,7 @@ from tests.notifications.support import (
     receiver_handler,
 )
 from tests.tasks.support import wait_for
+from tests.worker_process import WorkerProcess
 from tongits_site.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,44 +68,6 @@ def vapid_env(settings) -> dict[str, str]:
     return env
 
 
-class WorkerProcess:
-    """``celery worker`` in a process of its own, on the test database and broker, with the
-    test's push and webhook settings, and this run's stream slots (the live servers')."""
-
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.env = {
-            **os.environ,
-            **env,
-            "DATABASE_URL": _database_url(),
-            "CELERY_BROKER_URL": TEST_BROKER_URL,
-            "LOG_LEVEL": "WARNING",
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
-        self.log = log
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        command = [sys.executable, "-m", "celery", "-A", "tongits_site", "worker"]
-        command += ["--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"]
-        out = self.log.open("ab")
-        self.proc = subprocess.Popen(command, env=self.env, stdout=out, stderr=subprocess.STDOUT)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-        self.proc = None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-            self.proc = None
-
-
 @pytest.fixture
 def worker(vapid_env, tmp_path) -> Iterator[WorkerProcess]:
     broker = redis.Redis.from_url(TEST_BROKER_URL, socket_connect_timeout=3)
@@ -120,7 +77,7 @@ def worker(vapid_env, tmp_path) -> Iterator[WorkerProcess]:
         pytest.fail(f"Redis at {TEST_BROKER_URL} is unreachable ({exc}): start it (see .ci/run)")
     broker.flushdb()
     app.conf.broker_url = TEST_BROKER_URL
-    process = WorkerProcess(vapid_env, tmp_path / "worker.log")
+    process = WorkerProcess(tmp_path / "worker.log", vapid_env)
     process.start()
     yield process
     process.stop()
