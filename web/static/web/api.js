@@ -69,8 +69,10 @@ export const api = {
   me: () => call("GET", "/me"),
   myGames: () => call("GET", "/me/games"),
   openTables: () => call("GET", "/tables?status=waiting"),
-  createTable: (rules, seats, buyIn = 0) =>
-    call("POST", "/tables", { rules, seats, buy_in: buyIn }),
+  watchTables: () => call("GET", "/tables?watch=1"),
+  // watching: { visibility, spectator_delay, spectator_chat } (who may watch, docs/live.md)
+  createTable: (rules, seats, buyIn = 0, watching = {}) =>
+    call("POST", "/tables", { rules, seats, buy_in: buyIn, ...watching }),
   rooms: () => call("GET", "/rooms"),
   tableOptions: () => call("GET", "/tables/options"),
   wallet: () => call("GET", "/me/wallet"),
@@ -99,6 +101,17 @@ export const api = {
   resign: (id) => call("POST", `/games/${id}/resign`),
   replay: (id, at) => call("GET", `/games/${id}/replay${at ? `?at=${at}` : ""}`),
   audit: (id) => call("GET", `/games/${id}/audit`),
+  // Rematch (README "Rematch"): propose, answer "accept" or "decline".
+  proposeRematch: (id) => call("POST", `/games/${id}/rematch`),
+  answerRematch: (id, answer) => call("POST", `/games/${id}/rematch/answer`, { answer }),
+  // Table chat (docs/chat.md).
+  chat: (id, after = 0) => call("GET", `/games/${id}/chat?after=${after}`),
+  sendChat: (id, text, channel) =>
+    call("POST", `/games/${id}/chat`, channel ? { text, channel } : { text }),
+  reportChat: (id, messageId, reason) =>
+    call("POST", `/games/${id}/chat/${messageId}/report`, { reason }),
+  mute: (username) => call("PUT", `/me/mutes/${encodeURIComponent(username)}`),
+  unmute: (username) => call("DELETE", `/me/mutes/${encodeURIComponent(username)}`),
 };
 
 // Every event type of the game stream (an EventSource needs one listener per name). A type
@@ -106,17 +119,18 @@ export const api = {
 const GAME_EVENTS = [
   "game_started", "round_started", "drew", "took_discard", "melded", "laid_off", "discarded",
   "draw_called", "challenged", "folded", "turn_timed_out", "round_ended", "match_ended",
-  "resigned", "aborted", "client_seed_set",
+  "resigned", "aborted", "client_seed_set", "chat", "chat_hidden",
 ];
 const ME_EVENTS = [
   "games", "seated", "table_changed", "match_started", "your_turn", "match_ended", "settled", "unseated",
-  "table_closed", "invited",
+  "table_closed", "invited", "rematch",
 ];
 
 /**
  * Follow a stream with one-time tickets (an EventSource cannot send the token header).
  * Reconnects with a fresh ticket and ?after=<last seq>, backing off 1, 2, 4 ... 8 s.
- * handlers: onEvent(type, data), onEnd(data), onError(err). Returns { close() }.
+ * handlers: onEvent(type, data), onEnd(data), onError(err), onOpen() (each (re)connection:
+ * frames without an id, such as chat, are read again from their own list). Returns { close() }.
  */
 function follow(ticketPath, streamPath, names, handlers, after = 0) {
   let source = null;
@@ -164,6 +178,9 @@ function follow(ticketPath, streamPath, names, handlers, after = 0) {
         handlers.onEvent(name, data);
       });
     for (const name of [...names, "view", "end"]) listen(name);
+    source.onopen = () => {
+      if (handlers.onOpen) handlers.onOpen();
+    };
     source.onerror = () => {
       if (source) source.close();
       retry();

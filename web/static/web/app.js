@@ -7,6 +7,7 @@ import { h, clear, say } from "./dom.js";
 import { tableScreen } from "./table.js";
 import { replayScreen, auditScreen } from "./after.js";
 import { bonusButton, chips, refreshBalance, walletScreen } from "./wallet.js";
+import { renderWatchList, watchChooser } from "./watch.js";
 
 const app = document.getElementById("app");
 let cleanup = null;
@@ -190,6 +191,7 @@ function resetScreen(root, r) {
 // ------------------------------------------------------------------ lobby
 
 const PRESETS = ["standard", "house", "h19"];
+const WATCH_POLL_MS = 15000;
 
 /** "hard (rating 31.2)": a bot level with the rating it earned against the others. */
 const levelText = (l) => `${l.level} (rating ${l.rating.toFixed(1)})`;
@@ -269,15 +271,16 @@ async function lobbyScreen(root) {
   const friendsRoom = roomChooser("friends-room", rooms);
   const s2 = seatChooser("friends-seat-2", "Seat 2", levels);
   const s3 = seatChooser("friends-seat-3", "Seat 3", levels);
+  const spectators = watchChooser("friends-watch");
   const friends = h("form", { class: "panel", "aria-labelledby": "friends-title" },
     h("h2", { id: "friends-title" }, "A table with friends"),
-    friendsRoom.label, friendsRoom.el, labelF, selF, s2.el, s3.el,
+    friendsRoom.label, friendsRoom.el, labelF, selF, s2.el, s3.el, spectators.el,
     h("button", { type: "submit", "data-testid": "create-table" }, "Open the table"));
   friends.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
       const table = await api.createTable(friendsRoom.rules(selF.value),
-        [{ kind: "user" }, s2.seat(), s3.seat()], friendsRoom.buyIn());
+        [{ kind: "user" }, s2.seat(), s3.seat()], friendsRoom.buyIn(), spectators.value());
       go(`#/table/${table.id}`);
     } catch (err) {
       handleError(err);
@@ -296,9 +299,11 @@ async function lobbyScreen(root) {
     h("h2", { id: "mine-title" }, "Your games"), h("p", {}, "Loading…"));
   const open = h("section", { class: "panel", "aria-labelledby": "open-title" },
     h("h2", { id: "open-title" }, "Open tables"), h("p", {}, "Loading…"));
+  const watchBox = h("section", { class: "panel", "aria-labelledby": "watch-title",
+    "data-testid": "watch" }, h("h2", { id: "watch-title" }, "Watch a table"), h("p", {}, "Loading…"));
 
   root.append(h("h1", {}, `Lobby`),
-    h("div", { class: "columns" }, quick, friends, purse, mine, open));
+    h("div", { class: "columns" }, quick, friends, purse, mine, open, watchBox));
 
   const drawMine = (games) => {
     const list = [...((games && games.games) || [])].sort(
@@ -315,8 +320,14 @@ async function lobbyScreen(root) {
             ` · round ${g.round || 0} · ${String(g.game_id).slice(0, 8)}`)))));
     }
   };
-  const [games, tables] = await Promise.all([api.myGames(), api.openTables()]);
+  const [games, tables, watchable] = await Promise.all(
+    [api.myGames(), api.openTables(), api.watchTables()]);
   drawMine(games);
+  renderWatchList(watchBox, watchable, username);
+  // The watch list's tables and counts change by themselves: read again now and then.
+  const watchTimer = setInterval(() => {
+    api.watchTables().then((t) => renderWatchList(watchBox, t, username)).catch(() => {});
+  }, WATCH_POLL_MS);
   // Your games stay current: /me/stream sends the whole list again after each notice.
   const notices = followMe({
     onEvent: (type, data) => {
@@ -349,7 +360,10 @@ async function lobbyScreen(root) {
         }, "Join"));
     })));
   }
-  return () => notices.close();
+  return () => {
+    notices.close();
+    clearInterval(watchTimer);
+  };
 }
 
 window.addEventListener("hashchange", render);

@@ -32,22 +32,31 @@ export function buildTable(id) {
     // A match played for chips: what the settlement paid, once the worker has settled it.
     settlement: h("div", { class: "settlement", "data-testid": "settlement",
       role: "status", "aria-live": "polite" }),
+    // A finished match's rematch (rematch-view.js draws it), kept across redraws of the result.
+    rematch: h("div", { class: "rematch", "data-testid": "rematch", "aria-live": "polite" }),
+    // A reader without a seat: what they watch, and how far behind.
+    watching: h("p", { class: "watching", "data-testid": "spectator-banner", hidden: true }),
     // Focusable, so that a keyboard can scroll the log once it outgrows its box.
     log: h("ol", { class: "log", "data-testid": "event-log", "aria-label": "Event log",
       tabindex: "0" }),
   };
+  parts.mine = h("section", { class: "mine", "aria-label": "You" },
+    h("h2", {}, "Your hand"), parts.handInfo, parts.hand,
+    h("h2", {}, "Moves"), parts.commands, parts.leave);
+  // The event log and the table chat (chat.js puts its panel in).
+  parts.side = h("div", { class: "side" },
+    h("details", { class: "log-box", open: true },
+      h("summary", {}, "Event log"), parts.log));
   parts.screen = h("div", { class: "table", "data-testid": "table", "data-game": id },
     h("div", { class: "turnbar" }, parts.title, parts.turn, parts.countdown),
+    parts.watching,
     parts.result,
     parts.opponents,
     parts.centre,
     parts.melds,
-    h("section", { class: "mine", "aria-label": "You" },
-      h("h2", {}, "Your hand"), parts.handInfo, parts.hand,
-      h("h2", {}, "Moves"), parts.commands, parts.leave),
+    parts.mine,
     parts.lastRound,
-    h("details", { class: "log-box", open: true },
-      h("summary", {}, "Event log"), parts.log),
+    parts.side,
   );
   return parts;
 }
@@ -58,6 +67,7 @@ export function renderAll(parts, state, actions) {
   const focus = rememberFocus(parts);
   parts.screen.dataset.version = payload.version;
   parts.screen.dataset.status = payload.status;
+  renderWatching(parts, state);
   renderTurn(parts, state);
   renderOpponents(parts.opponents, state);
   renderCentre(parts.centre, state);
@@ -68,6 +78,23 @@ export function renderAll(parts, state, actions) {
   renderLastRound(parts.lastRound, state);
   renderResult(parts, state);
   restoreFocus(parts, focus);
+}
+
+function watching(state) {
+  return state.payload.seat === null || state.payload.seat === undefined;
+}
+
+/** A spectator's table is read-only: no hand, no moves; a line says so (and the delay). */
+export function renderWatching(parts, state) {
+  const on = watching(state);
+  parts.screen.dataset.spectator = on ? "true" : "false";
+  parts.mine.hidden = on;
+  parts.watching.hidden = !on;
+  parts.opponents.setAttribute("aria-label", on ? "Players" : "Opponents");
+  if (!on) return;
+  const delay = (state.table && state.table.spectator_delay) || 0;
+  parts.watching.textContent = `You are watching: read-only, no hand shown${
+    delay && isActive(state) ? `, ${delay} events behind the players` : ""}.`;
 }
 
 export function renderCountdown(el, state) {
@@ -201,7 +228,7 @@ export function renderCommands(el, state, actions) {
 // Resigning takes two presses (no modal dialog): the server then plays the seat to the end.
 export function renderLeave(el, state, actions) {
   clear(el);
-  if (!isActive(state) || state.resigned) return;
+  if (!isActive(state) || state.resigned || watching(state)) return;
   if (!state.confirmResign) {
     el.append(h("button", { type: "button", class: "link", "data-testid": "resign",
       onclick: actions.askResign }, "Resign this match"));
@@ -256,6 +283,7 @@ export function renderResult(parts, state) {
   payload.settled === undefined ? null :
     h("p", {}, payload.settled ? "Result recorded." : "Recording the result…"),
   view.buy_in ? settlement : null,
+  watching(state) ? null : parts.rematch,
   h("p", { class: "buttons" },
     h("a", { href: `#/replay/${state.id}?at=1`, class: "button", "data-testid": "open-replay" },
       "Replay"),

@@ -4,13 +4,15 @@
 import { api, ApiError, followGame, followMe, session } from "./api.js";
 import { clear, h, say } from "./dom.js";
 import {
-  addEvents, applyCommandAnswer, applyPayload, clearSelection, createState, toggleCard,
+  addEvents, applyCommandAnswer, applyPayload, clearSelection, createState, isFinished, toggleCard,
 } from "./live-state.js";
 import {
   appendEvents, buildTable, renderAll, renderCommands, renderCountdown, renderLeave,
   renderSettlement,
 } from "./live-view.js";
 import { chips } from "./wallet.js";
+import { startChat } from "./chat.js";
+import { startRematch } from "./rematch.js";
 
 const WAITING_POLL_MS = 15000; // a safety net: table_changed on /me/stream tells at once
 
@@ -18,7 +20,7 @@ export async function tableScreen(root, route, ctx) {
   const id = route.id;
   const table = await api.table(id);
   if (table.status === "waiting") return waitingRoom(root, id, table, ctx);
-  return liveTable(root, id, ctx);
+  return liveTable(root, id, table, ctx);
 }
 
 // ------------------------------------------------------------------ waiting room
@@ -134,11 +136,17 @@ function waitingRoom(root, id, first, ctx) {
 // ------------------------------------------------------------------ live table
 
 // The controller: the state (live-state.js) changes only here, on a stream frame, a command's
-// answer or a click, and the renderers (live-view.js) then redraw what it touched.
-function liveTable(root, id, ctx) {
+// answer or a click, and the renderers (live-view.js) then redraw what it touched. The chat
+// (chat.js) and, once the match is over, the rematch (rematch.js) are controllers of their own.
+// A reader without a seat (a spectator, or staff) sees the table read-only.
+function liveTable(root, id, table, ctx) {
   const state = createState(id);
+  state.table = table;
   const parts = buildTable(id);
+  const chat = startChat(id, ctx);
+  let rematch = null;
   let stream = null;
+  parts.side.append(chat.el);
   root.append(parts.screen);
 
   const actions = {
@@ -164,6 +172,8 @@ function liveTable(root, id, ctx) {
 
   function draw() {
     renderAll(parts, state, actions);
+    const seated = state.payload.seat !== null && state.payload.seat !== undefined;
+    if (!rematch && seated && isFinished(state)) rematch = startRematch(parts.rematch, id, ctx);
   }
 
   function takePayload(payload) {
@@ -227,12 +237,16 @@ function liveTable(root, id, ctx) {
 
   (async () => {
     takePayload(await api.game(id));
+    chat.load();
     stream = followGame(id, {
+      onOpen: () => chat.load(), // chat frames have no id: what came meanwhile is listed
       onEvent: (type, data) => {
         if (type === "view") takePayload(data);
+        else if (type === "chat" || type === "chat_hidden") chat.take(type, data);
         else takeEvents([data]);
       },
       onEnd: (data) => {
+        chat.poll();
         if (state.payload && state.payload.status !== "finished") {
           api.game(id).then(takePayload).catch(ctx.handleError);
         }
@@ -251,5 +265,7 @@ function liveTable(root, id, ctx) {
   return () => {
     clearInterval(timer);
     if (stream) stream.close();
+    chat.close();
+    if (rematch) rematch.close();
   };
 }

@@ -1,0 +1,157 @@
+// The table chat (docs/chat.md): the messages this reader may read, live from the game's stream
+// (`chat`, `chat_hidden`) and read again from GET .../chat?after= on each (re)connection, a
+// message to send, and per message Mute (their messages go, here and everywhere) and Report.
+// The state changes only here; chat-view.js draws it.
+
+import { api, ApiError, session } from "./api.js";
+import { say } from "./dom.js";
+import { buildChat, renderChat, renderChatForm } from "./chat-view.js";
+
+export const MAX_LENGTH = 200; // TONGITS_CHAT_MAX_LENGTH
+const POLL_MS = 5000;
+
+/** The chat of table `id`; `parts.el` goes into the page. take(type, data) takes a frame. */
+export function startChat(id, ctx) {
+  const state = {
+    me: session().username,
+    messages: new Map(), // id -> message, in id order once sorted
+    lastId: 0,
+    loaded: false,
+    writes: null, // the channel we may write in (null: none)
+    channels: [],
+    muted: new Set(), // user ids muted from this page
+    reporting: null, // the message whose report reasons are shown
+    reported: new Set(),
+    sending: false,
+  };
+  let stopped = false;
+  let timer = null;
+
+  const draw = () => {
+    if (!stopped) renderChat(parts, state, actions);
+  };
+
+  function add(items) {
+    for (const m of items || []) {
+      if (!m || typeof m.id !== "number" || state.muted.has(m.user_id) || m.hidden) continue;
+      state.messages.set(m.id, m);
+      state.lastId = Math.max(state.lastId, m.id);
+    }
+  }
+
+  // One read at a time; a call during a read asks for one more after it (a stream that just
+  // opened must see what was written while the read ran).
+  let loading = null;
+  let again = false;
+  async function readAll() {
+    let more = true;
+    while (more && !stopped) {
+      const page = await api.chat(id, state.lastId);
+      state.channels = page.channels || [];
+      state.writes = page.writes || null;
+      add(page.messages);
+      more = Boolean(page.more && (page.messages || []).length);
+    }
+    const first = !state.loaded;
+    state.loaded = true;
+    if (first) renderChatForm(parts, state, actions);
+    draw();
+  }
+  function load() {
+    if (loading) {
+      again = true;
+      return loading;
+    }
+    loading = (async () => {
+      do {
+        again = false;
+        await readAll();
+      } while (again && !stopped);
+    })().finally(() => { loading = null; });
+    return loading;
+  }
+
+  const actions = {
+    async send(text) {
+      const clean = text.trim();
+      if (!clean || state.sending) return false;
+      state.sending = true;
+      renderChatForm(parts, state, actions);
+      try {
+        add([await api.sendChat(id, clean, state.writes)]);
+        draw();
+        return true;
+      } catch (err) {
+        ctx.handleError(err);
+        return false;
+      } finally {
+        state.sending = false;
+        renderChatForm(parts, state, actions);
+      }
+    },
+    async mute(message) {
+      try {
+        await api.mute(message.username);
+      } catch (err) {
+        ctx.handleError(err);
+        return;
+      }
+      state.muted.add(message.user_id);
+      for (const [key, m] of state.messages) {
+        if (m.user_id === message.user_id) state.messages.delete(key);
+      }
+      say(`${message.username} is muted: their messages no longer reach you.`);
+      draw();
+    },
+    askReport(message) {
+      state.reporting = message.id;
+      draw();
+    },
+    cancelReport() {
+      state.reporting = null;
+      draw();
+    },
+    async report(message, reason) {
+      try {
+        await api.reportChat(id, message.id, reason);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === "already_reported")) {
+          ctx.handleError(err);
+          return;
+        }
+      }
+      state.reporting = null;
+      state.reported.add(message.id);
+      say(`Reported ${message.username}'s message: the moderators will look at it.`);
+      draw();
+    },
+  };
+
+  const parts = buildChat(MAX_LENGTH);
+  draw();
+  return {
+    el: parts.el,
+    load: () => load().catch((err) => {
+      if (!(err instanceof ApiError && err.code === "chat_closed")) return ctx.handleError(err);
+      state.loaded = true; // past TONGITS_CHAT_KEEP_SECONDS: nothing to read or write
+      state.closed = true;
+      renderChatForm(parts, state, actions);
+      return draw();
+    }),
+    take(type, data) {
+      if (type === "chat") add([data]);
+      else if (type === "chat_hidden" && data) state.messages.delete(data.id);
+      else return;
+      draw();
+    },
+    // Once the game's stream has ended (the match is settled), new messages are read every
+    // few seconds instead, while the table is shown.
+    poll() {
+      if (!timer) timer = setInterval(() => load().catch(() => {}), POLL_MS);
+    },
+    close() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}
