@@ -328,7 +328,7 @@ async def bench(
     )
     print(
         f"resident memory: {rss_before / 2**20:.1f} MiB before, {rss_open / 2**20:.1f} MiB with "
-        f"{n_streams} streams open: {(rss_open - rss_before) / n_streams / 1024:.1f} KiB per stream"
+        f"{total} streams open: {(rss_open - rss_before) / total / 1024:.1f} KiB per stream"
     )
     print(
         f"server CPU while the tables played: {100 * busy / played:.0f} % of one core "
