@@ -270,7 +270,18 @@ def test_chat_is_live_a_muted_player_disappears_and_a_report_is_confirmed(watch:
     assert ben.locator(cora_line).count() == 2
     assert ben.locator(line).count() == 0, messages(ben)
 
-    check.verify(2)
+    # Ben unmutes Ana (his mutes are listed after the reload): her messages come back, the one
+    # she wrote while muted too.
+    unmute = ben.locator(f'[data-testid="chat-unmute"][data-username="{ana_name}"]')
+    unmute.wait_for()
+    check(ben, "table chat, a muted player listed", ready='[data-testid="chat-unmute"]')
+    unmute.click()
+    ben.locator(line).get_by_text("Can you still read me?").wait_for(timeout=5_000)
+    assert ben.locator(line).count() == 2
+    assert f"{ana_name} is unmuted" in ben.locator("#status").inner_text()
+    unmute.wait_for(state="detached")
+
+    check.verify(3)
     watch.check_clean()
 
 

@@ -110,6 +110,7 @@ export const api = {
     call("POST", `/games/${id}/chat`, channel ? { text, channel } : { text }),
   reportChat: (id, messageId, reason) =>
     call("POST", `/games/${id}/chat/${messageId}/report`, { reason }),
+  mutes: () => call("GET", "/me/mutes"),
   mute: (username) => call("PUT", `/me/mutes/${encodeURIComponent(username)}`),
   unmute: (username) => call("DELETE", `/me/mutes/${encodeURIComponent(username)}`),
 };

@@ -17,6 +17,7 @@ export function buildChat(maxLength) {
     text, count, send, form, maxLength,
     note: h("p", { class: "chat-note" }),
     list: h("ol", { class: "plain chat-list" }),
+    muted: h("p", { class: "chat-muted", "data-testid": "chat-muted", hidden: true }),
     empty: h("p", { class: "chat-empty" }, "…"),
   };
   // A live log, focusable: a keyboard scrolls it once it outgrows its box.
@@ -27,7 +28,7 @@ export function buildChat(maxLength) {
   });
   parts.el = h("section", { class: "chat-box", "aria-labelledby": "chat-title",
     "data-testid": "chat" },
-  h("h2", { id: "chat-title" }, "Table chat"), parts.note, parts.log, form);
+  h("h2", { id: "chat-title" }, "Table chat"), parts.note, parts.log, parts.muted, form);
   return parts;
 }
 
@@ -73,8 +74,23 @@ function messageControls(message, state, actions) {
       onclick: () => actions.askReport(message) }, "Report"));
 }
 
+/** Who this reader mutes, each with an Unmute button. */
+function renderMuted(parts, state, actions) {
+  const names = [...state.muted].sort();
+  clear(parts.muted);
+  parts.muted.hidden = names.length === 0;
+  if (!names.length) return;
+  parts.muted.append("Muted: ");
+  names.forEach((name, i) => {
+    if (i) parts.muted.append(" ");
+    parts.muted.append(h("button", { type: "button", class: "link", "data-testid": "chat-unmute",
+      "data-username": name, onclick: () => actions.unmute(name) }, `Unmute ${name}`));
+  });
+}
+
 /** The messages, oldest first, scrolled to the newest; keeps the focus on the same control. */
 export function renderChat(parts, state, actions) {
+  renderMuted(parts, state, actions);
   const { log } = parts;
   const focused = log.contains(document.activeElement) ? document.activeElement : null;
   const keep = focused && focused.closest("li") ?

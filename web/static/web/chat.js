@@ -1,6 +1,7 @@
 // The table chat (docs/chat.md): the messages this reader may read, live from the game's stream
 // (`chat`, `chat_hidden`) and read again from GET .../chat?after= on each (re)connection, a
-// message to send, and per message Mute (their messages go, here and everywhere) and Report.
+// message to send, per message Mute (their messages go, here and everywhere) and Report, and an
+// Unmute for each player this reader mutes (their messages come back, read again from the start).
 // The state changes only here; chat-view.js draws it.
 
 import { api, ApiError, session } from "./api.js";
@@ -19,7 +20,7 @@ export function startChat(id, ctx) {
     loaded: false,
     writes: null, // the channel we may write in (null: none)
     channels: [],
-    muted: new Set(), // user ids muted from this page
+    muted: new Set(), // the usernames this reader mutes (GET /me/mutes, and from this page)
     reporting: null, // the message whose report reasons are shown
     reported: new Set(),
     sending: false,
@@ -33,7 +34,7 @@ export function startChat(id, ctx) {
 
   function add(items) {
     for (const m of items || []) {
-      if (!m || typeof m.id !== "number" || state.muted.has(m.user_id) || m.hidden) continue;
+      if (!m || typeof m.id !== "number" || state.muted.has(m.username) || m.hidden) continue;
       state.messages.set(m.id, m);
       state.lastId = Math.max(state.lastId, m.id);
     }
@@ -44,6 +45,10 @@ export function startChat(id, ctx) {
   let loading = null;
   let again = false;
   async function readAll() {
+    if (!state.loaded) {
+      const mutes = await api.mutes();
+      for (const m of mutes.results || []) state.muted.add(m.username);
+    }
     let more = true;
     while (more && !stopped) {
       const page = await api.chat(id, state.lastId);
@@ -96,12 +101,24 @@ export function startChat(id, ctx) {
         ctx.handleError(err);
         return;
       }
-      state.muted.add(message.user_id);
+      state.muted.add(message.username);
       for (const [key, m] of state.messages) {
-        if (m.user_id === message.user_id) state.messages.delete(key);
+        if (m.username === message.username) state.messages.delete(key);
       }
       say(`${message.username} is muted: their messages no longer reach you.`);
       draw();
+    },
+    async unmute(username) {
+      try {
+        await api.unmute(username);
+      } catch (err) {
+        ctx.handleError(err);
+        return;
+      }
+      state.muted.delete(username);
+      state.lastId = 0; // the server withheld their messages: read the chat again from the start
+      await load().catch((err) => ctx.handleError(err));
+      say(`${username} is unmuted: their messages reach you again.`);
     },
     askReport(message) {
       state.reporting = message.id;
