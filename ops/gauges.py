@@ -25,9 +25,8 @@ import time
 from collections.abc import Iterator
 
 from django.conf import settings
-from django.core.cache import BaseCache, caches
-from django.core.cache.backends.db import DatabaseCache
 
+from ops import counts
 from ops.tally import tally
 
 logger = logging.getLogger(__name__)
@@ -36,8 +35,6 @@ WINDOW_SECONDS = 5.0
 GRACE_SECONDS = 0.5
 #: How long a window's count outlives it (read during the next window's grace).
 TTL_SECONDS = 3 * WINDOW_SECONDS
-#: The cache the throttles share (``ops.throttling.CACHE_ALIAS``).
-CACHE_ALIAS = "throttle"
 
 
 def _window(now: float) -> int:
@@ -48,16 +45,10 @@ def _key(name: str, window: int) -> str:
     return f"g:{name}:{window}"
 
 
-def _cache() -> BaseCache | None:
-    """The throttles' cache when it is shared (Redis), else None: the machine's table."""
-    store = caches[CACHE_ALIAS]
-    return None if isinstance(store, DatabaseCache) else store
-
-
 def _add(changes: dict[str, int], window: int) -> None:
     """Add each name's change to its count of ``window``."""
     try:
-        store = _cache()
+        store = counts.shared()
         if store is None:
             table = tally(settings.TONGITS_THROTTLE_COUNTS_FILE)
             for name, amount in changes.items():
@@ -81,7 +72,7 @@ def read(names: list[str], now: float | None = None) -> dict[str, int]:
         window -= 1  # some processes may not have reported into this window yet
     keys = {name: _key(name, window) for name in names}
     try:
-        store = _cache()
+        store = counts.shared()
         if store is None:
             table = tally(settings.TONGITS_THROTTLE_COUNTS_FILE)
             found = {name: table.count(key, now) for name, key in keys.items()}
@@ -113,7 +104,7 @@ class _Loop:
             self.task = self.loop.create_task(self._run(), name="gauges")
 
     def _send(self, changes: dict[str, int], window: int) -> None:
-        if _cache() is None:
+        if counts.shared() is None:
             _add(changes, window)  # a few memory writes: here
         else:
             self.loop.run_in_executor(None, _add, changes, window)

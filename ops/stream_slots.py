@@ -40,9 +40,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.core.cache import BaseCache, caches
-from django.core.cache.backends.db import DatabaseCache
+from django.core.cache import BaseCache
 
+from ops import counts
 from ops.tally import tally
 
 logger = logging.getLogger(__name__)
@@ -51,8 +51,6 @@ logger = logging.getLogger(__name__)
 LEASE_SECONDS = 30
 #: How often an open stream renews its lease: two renewals may fail before it runs out.
 RENEW_SECONDS = 10.0
-#: The cache the throttles share (``ops.throttling.CACHE_ALIAS``): Redis when CACHE_URL names one.
-CACHE_ALIAS = "throttle"
 
 
 def limit() -> int:
@@ -87,7 +85,7 @@ class _Shared:
 
     @staticmethod
     def _store() -> BaseCache:
-        return caches[CACHE_ALIAS]
+        return counts.cache()
 
     def hold(self, key: str, owner: int, lease: float) -> bool:
         store = self._store()
@@ -109,7 +107,7 @@ class _Shared:
 
 def _places() -> _Machine | _Shared:
     """Where the places are: the machine's table without Redis (the throttles' rule)."""
-    return _Machine() if isinstance(caches[CACHE_ALIAS], DatabaseCache) else _Shared()
+    return _Machine() if counts.shared() is None else _Shared()
 
 
 @dataclass(eq=False)

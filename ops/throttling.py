@@ -31,21 +31,16 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import BaseCache, caches
-from django.core.cache.backends.db import DatabaseCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from ops import counts
+from ops.counts import cache
 from ops.tally import tally
 
-CACHE_ALIAS = "throttle"
+__all__ = ["cache"]  # the throttles' cache, for the log-in throttle (accounts)
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])[a-z]*\s*$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def cache() -> BaseCache:
-    """The shared cache throttles count in."""
-    return caches[CACHE_ALIAS]
 
 
 def parse_rate(rate: str | None) -> tuple[int, int] | None:
@@ -61,7 +56,7 @@ def parse_rate(rate: str | None) -> tuple[int, int] | None:
 
 def _local() -> bool:
     """Whether counts stay on this machine (no Redis): the shared table of ``ops.tally``."""
-    return isinstance(cache(), DatabaseCache)
+    return counts.shared() is None
 
 
 def bump(key: str, ttl: float) -> int:
