@@ -454,19 +454,9 @@ def deliver(
     """
     streams_open = streams_open or _default_streams_open
     claimed_at = now or timezone.now()
-    lease = timedelta(seconds=outbox.lease_seconds())
-    with transaction.atomic():
-        delivery = (
-            PushDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("notification")
-            .filter(pk=delivery_id, status=Status.PENDING, next_attempt_at__lte=claimed_at)
-            .first()
-        )
-        if delivery is None:
-            return "not due"
-        delivery.attempts += 1
-        delivery.next_attempt_at = claimed_at + lease
-        delivery.save(update_fields=["attempts", "next_attempt_at"])
+    delivery, _ = outbox.claim(PushDelivery, delivery_id, claimed_at, related=("notification",))
+    if delivery is None:
+        return "not due"  # done, not due yet, or another worker's
     claimed = delivery.attempts
 
     reason, device = _skip_reason(delivery, streams_open)

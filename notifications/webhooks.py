@@ -61,7 +61,8 @@ RETRY_DELAYS: tuple[float, ...] = (0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10
 
 
 #: ``deliver``'s outcomes.
-SENT, RETRY, FAILED, SKIPPED, BUSY, DONE = "sent", "retry", "failed", "skipped", "busy", "done"
+SENT, RETRY, FAILED, SKIPPED = "sent", "retry", "failed", "skipped"
+BUSY, DONE = outbox.BUSY, outbox.DONE
 
 _ERROR_CHARS = 200
 
@@ -135,11 +136,6 @@ def retry_delays() -> tuple[float, ...]:
     return tuple(getattr(settings, "TONGITS_WEBHOOK_RETRY_DELAYS", None) or RETRY_DELAYS)
 
 
-def lease_seconds() -> float:
-    """How long a claimed try is its worker's: its request's timeout and a margin."""
-    return outbox.lease_seconds()
-
-
 def due(now: datetime | None = None, limit: int = 500) -> list[int]:
     """Ids of the pending deliveries whose next try is due, oldest first, for a loop to queue.
 
@@ -154,45 +150,18 @@ def due(now: datetime | None = None, limit: int = 500) -> list[int]:
     )
 
 
-def _claim(delivery_id: int, now: datetime) -> WebhookDelivery | str:
-    """Take the next try of a delivery, committed before anything is sent: the delivery (with
-    its message and endpoint) to send, or the outcome when there is nothing to send.
-
-    ``skip_locked``: a delivery another worker is claiming or finishing this instant is theirs
-    (``busy``), never waited for. ``of=("self",)``: only the delivery's row is locked, not its
-    message's or endpoint's, which other deliveries share."""
-    with transaction.atomic():
-        delivery = (
-            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("message", "endpoint")
-            .filter(pk=delivery_id)
-            .first()
-        )
-        if delivery is None:
-            # Locked by another worker this instant, or gone with its endpoint.
-            exists = WebhookDelivery.objects.filter(pk=delivery_id).exists()
-            return BUSY if exists else DONE
-        if delivery.status != Status.PENDING:
-            return DONE
-        if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
-            return BUSY  # not due yet, or another worker's try holds its lease
-        if not delivery.endpoint.active:
-            delivery.status = Status.SKIPPED
-            delivery.detail = "endpoint inactive"
-            delivery.finished_at = now
-            delivery.save(update_fields=["status", "detail", "finished_at"])
-            return SKIPPED
-        if next_delay(delivery.attempts) is None:
-            # Its last try was claimed and never finished (the worker died): give up.
-            delivery.status = Status.FAILED
-            delivery.detail = "last try lost (worker stopped)"
-            delivery.finished_at = now
-            delivery.save(update_fields=["status", "detail", "finished_at"])
-            return FAILED
-        delivery.attempts += 1
-        delivery.next_attempt_at = now + timedelta(seconds=lease_seconds())
-        delivery.save(update_fields=["attempts", "next_attempt_at"])
-        return delivery
+def _refuse(delivery: WebhookDelivery, now: datetime) -> str | None:
+    """What ends a delivery instead of a try (``outbox.claim``): an inactive endpoint, or a last
+    try that was claimed and never finished (its worker died)."""
+    if not delivery.endpoint.active:
+        status, detail, result = Status.SKIPPED, "endpoint inactive", SKIPPED
+    elif next_delay(delivery.attempts) is None:
+        status, detail, result = Status.FAILED, "last try lost (worker stopped)", FAILED
+    else:
+        return None
+    delivery.status, delivery.detail, delivery.finished_at = status, detail, now
+    delivery.save(update_fields=["status", "detail", "finished_at"])
+    return result
 
 
 def signed_request(
@@ -247,9 +216,11 @@ def deliver(delivery_id: int, *, now: datetime | None = None) -> str:
     next try are reckoned from it; the signature's timestamp is always the wall clock's.
     """
     claimed_at = now or timezone.now()
-    delivery = _claim(delivery_id, claimed_at)
-    if isinstance(delivery, str):
-        return delivery
+    delivery, why = outbox.claim(
+        WebhookDelivery, delivery_id, claimed_at, related=("message", "endpoint"), refuse=_refuse
+    )
+    if delivery is None:
+        return why
     claim = delivery.attempts
     body, headers = signed_request(delivery.endpoint, delivery.message)
     started = time.monotonic()

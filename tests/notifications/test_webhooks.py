@@ -20,7 +20,7 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from accounts.models import User
-from notifications import webhooks
+from notifications import outbox, webhooks
 from notifications.models import (
     Notification,
     PushAttempt,
@@ -311,7 +311,7 @@ def test_a_try_whose_worker_died_is_due_again_after_its_lease(receiver_factory, 
             webhooks.deliver(delivery.pk, now=now)
 
     delivery.refresh_from_db()  # the claim was committed before the request
-    lease = timedelta(seconds=webhooks.lease_seconds())
+    lease = timedelta(seconds=outbox.lease_seconds())
     assert delivery.status == Status.PENDING and delivery.attempts == 1
     assert delivery.next_attempt_at == now + lease
     assert not WebhookAttempt.objects.filter(delivery=delivery).exists()
