@@ -209,10 +209,10 @@ class Projector:
         types = {row[3] for row in rows}
         key = turn_key(after)
         if key is not None and key != turn_key(before) and _your_turn_seconds(after):
-            seat = after.seats[after.turn] if 0 <= after.turn < 3 else {}
-            if seat.get("kind") == "user" and seat.get("user_id") is not None:
+            user_id = dict(_people(after)).get(after.turn)
+            if user_id is not None:
                 out.notifications += inbox.add(
-                    [seat["user_id"]],
+                    [user_id],
                     Kind.YOUR_TURN,
                     cause=f"your_turn:{game_id}:{version}",
                     game_id=game_id,
