@@ -14,6 +14,7 @@ from games import play, store
 from games.models import Event, Game, Rematch
 from tests.accounts.support import settle
 from tests.api.games_support import TABLES, assert_error, game_url, table_url
+from tests.chips.support import assert_sound, escrow_balance
 
 pytestmark = pytest.mark.django_db
 
@@ -199,6 +200,9 @@ def test_accepting_asks_for_the_buy_in(clients):
     new_id = done.json()["next_game_id"]
     assert ben.get(table_url(new_id)).json()["buy_in"] == 100
     assert ben.get("/api/v1/me/wallet").json()["in_play"] == 100
+    assert ann.get("/api/v1/me/wallet").json()["in_play"] == 100
+    assert escrow_balance(new_id) == 300  # the bot's buy-in from the house, as at any start
+    assert_sound()  # entries sum to zero, no balance below zero, each cause posted once
 
 
 def test_a_deleted_player_means_no_rematch(clients):
