@@ -27,9 +27,8 @@ from accounts.models import BOT_USERNAME_PREFIX, Session, User
 from accounts.selectors import user_username_taken
 from chips import services as chips
 from core.errors import Invalid, NotFound, Unauthenticated
-from games import lobby, play, players
+from games import lobby, play
 from games.errors import AlreadyResigned, NotActive, NotStarted
-from games.live import signals as live_signals
 from games.live.models import StreamTicket
 from games.models import Game
 
@@ -261,6 +260,5 @@ def account_delete(*, user: User, password: str) -> None:
     projections.forget_player(user.pk)
     chips.close_wallet(user_id=user.pk)
     token_cache.forget_user(user.pk)
-    players.forget(user.pk)
-    live_signals.forget_name(user.pk)  # every process that streams games, on commit
+    # The save above made every process forget the name (games.live.signals, on commit).
     signals.account_deleted.send(User, user_id=user.pk, at=user.deleted_at)

@@ -5,7 +5,8 @@ each one costs a round trip and the ORM's query building. A revoked token (logou
 deactivated user is refused at once by the process that revoked it (``forget``,
 ``forget_sessions``, ``forget_user``) and, on commit, by every process that hears the notices
 (``core.notices``: a session deleted sends ``forget-session:<id>``, a user deactivated or deleted
-``forget-user:<id>``). So a look-up is remembered ``TONGITS_TOKEN_CACHE_HEARING_SECONDS`` (30 s)
+``forget-user:<id>``, sent for any change of the user a request may read, a log-in's
+``last_login`` aside). So a look-up is remembered ``TONGITS_TOKEN_CACHE_HEARING_SECONDS`` (600 s)
 while this process hears them, and only ``TONGITS_TOKEN_CACHE_SECONDS`` (1 s) while it does not
 (no live listener yet, or its connection down): that is how late another process may be. When
 the process's hearing starts or stops, what it remembered is dropped. An expired session is
@@ -103,8 +104,10 @@ def _session_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     notices.send(FORGET_SESSION, str(instance.pk), kwargs.get("using") or "default")
 
 
-def _user_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
-    if not created and (not instance.is_active or getattr(instance, "deleted_at", None)):
+def _user_saved(sender: Any, instance: Any, created: bool, update_fields: Any, **kwargs: Any):
+    # Any change a request may read of its user (deactivated, deleted, renamed, made staff),
+    # not a log-in's ``last_login``: every process forgets the user's sessions on commit.
+    if not created and (update_fields is None or set(update_fields) - {"last_login"}):
         notices.send(FORGET_USER, str(instance.pk), kwargs.get("using") or "default")
 
 

@@ -5,9 +5,12 @@ before this carry a ``username`` too). Nothing stored is rewritten; every read t
 goes through ``present_seats``, which drops a stored name and puts the account's current one
 (``public_name``: "deleted player" once the account is deleted); events themselves are shown
 through ``upcast_event``, which only drops the stored names of older events. Names are
-remembered per process for ``TONGITS_NAME_CACHE_SECONDS`` (a game view is on every move's path);
-``forget`` drops one at once in this process (account deletion), other processes follow within
-that time.
+remembered per process (a game view is on every move's path): ``forget`` drops one at once in
+this process (a deleted or renamed account), and every process that hears the ``forget:<id>``
+notices (``core.notices``: its live listener connected) drops it on commit, so while a process
+hears them a name is kept ``TONGITS_NAME_CACHE_HEARING_SECONDS`` (an hour), and only
+``TONGITS_NAME_CACHE_SECONDS`` (60 s) while it does not. When the hearing starts or stops, what
+was kept long is dropped (notices may have been missed meanwhile).
 """
 
 from __future__ import annotations
@@ -20,12 +23,16 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
+from core import notices
+
 #: Shown for a seat whose account no longer exists (or was deleted).
 DELETED_NAME = "deleted player"
 MAX_ENTRIES = 20_000
 
 _lock = threading.Lock()
-_names: dict[int, tuple[float, str]] = {}  # user id -> (fresh until, name)
+# user id -> (fresh until, name, the hearing epoch of a long-kept one)
+_names: dict[int, tuple[float, str, int | None]] = {}
+_forgets = 0  # counts forget() and clear(): a read that one overtook is not kept
 
 
 def display_name(user: Any) -> str:
@@ -47,22 +54,38 @@ def names(user_ids: Iterable[int]) -> dict[int, str]:
                 out[uid] = name
     missing = wanted - out.keys()
     if missing:
+        epoch, forgets = notices.epoch(), _forgets  # taken before the read
         found = {u.pk: display_name(u) for u in get_user_model().objects.filter(pk__in=missing)}
-        ttl = float(getattr(settings, "TONGITS_NAME_CACHE_SECONDS", 0.0))
+        ttl, kept_in = _ttl(epoch)
         with _lock:
             if len(_names) >= MAX_ENTRIES:
                 _names.clear()
+            keep = ttl > 0 and forgets == _forgets  # no name was forgotten during the read
             for uid in missing:
                 out[uid] = found.get(uid, DELETED_NAME)
-                if ttl > 0:
-                    _names[uid] = (now + ttl, out[uid])
+                if keep:
+                    _names[uid] = (now + ttl, out[uid], kept_in)
     return out
+
+
+def _ttl(epoch: int) -> tuple[float, int | None]:
+    """How long a name read now is kept, and the hearing epoch it is good for when it is kept
+    longer because this process hears ``forget:`` notices (None: kept the short time)."""
+    short = float(getattr(settings, "TONGITS_NAME_CACHE_SECONDS", 0.0))
+    if short <= 0 or not notices.hearing():
+        return short, None
+    long = float(getattr(settings, "TONGITS_NAME_CACHE_HEARING_SECONDS", 0.0))
+    return (long, epoch) if long > short else (short, None)
 
 
 def _fresh(user_id: int, now: float) -> str | None:
     """The name remembered for ``user_id``, if it has not expired (under ``_lock``)."""
     hit = _names.get(user_id)
-    return hit[1] if hit is not None and hit[0] > now else None
+    if hit is None or hit[0] <= now:
+        return None
+    if hit[2] is not None and hit[2] != notices.epoch():
+        return None  # kept long while hearing, and the hearing has changed since
+    return hit[1]
 
 
 def remembered(user_ids: Iterable[Any]) -> bool:
@@ -105,11 +128,15 @@ def upcast_event(data: Any) -> Any:
 
 
 def forget(user_id: int) -> None:
-    """Drop a remembered name at once in this process (the account was deleted)."""
+    """Drop a remembered name at once in this process (the account was deleted or renamed)."""
+    global _forgets
     with _lock:
+        _forgets += 1
         _names.pop(user_id, None)
 
 
 def clear() -> None:
+    global _forgets
     with _lock:
+        _forgets += 1
         _names.clear()

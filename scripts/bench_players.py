@@ -26,7 +26,8 @@ For each step (tables added to those already playing), after a warm-up, over ``-
 prints: moves per second (commands answered 200), POST p50/p95/p99, stream p50/p95/p99 (from
 the moment a player's POST answer arrived to the moment each other seat's stream delivered that
 move's last event), CPU milliseconds per move of each part (web processes, PostgreSQL, worker,
-scheduler and beat, the load generator), the cores busy, resident memory per stream (idle: all
+scheduler and beat, the notifier, Redis, the load generator) and of the whole machine (``all``:
+its busy time, whatever ran, per move), the cores busy, resident memory per stream (idle: all
 streams open before anyone plays; playing: at the end of the step), and errors (5xx, refused,
 timed out, unexpected answers) and dropped streams. At the end, the largest step that met both
 targets (POST p99 <= 100 ms, stream p95 <= 100 ms, no error, no dropped stream).
@@ -373,7 +374,7 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
 # ---------------------------------------------------------------- measuring the machine
 
 
-PARTS = ("web", "postgres", "worker", "scheduler", "beat", "redis", "load")
+PARTS = ("web", "postgres", "worker", "scheduler", "beat", "notifier", "redis", "load")
 
 
 def _classify(command: str, pid: int, load_pids: set[int]) -> str | None:
@@ -389,6 +390,8 @@ def _classify(command: str, pid: int, load_pids: set[int]) -> str | None:
         return "beat"
     if "run_scheduler" in command:
         return "scheduler"
+    if "run_notifier" in command:
+        return "notifier"
     if "redis-server" in command:
         return "redis"
     return None
@@ -626,7 +629,8 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
 
 HEADER = (
     f"{'tables':>6} {'moves/s':>8} {'POST p50/p95/p99 ms':>21} {'stream p50/p95/p99 ms':>23} "
-    f"{'web':>6} {'pg':>5} {'wrk':>5} {'sch+bt':>6} {'load':>5} {'cores':>5} "
+    f"{'web':>6} {'pg':>5} {'wrk':>5} {'sch+bt':>6} {'ntf':>5} {'rds':>5} {'load':>5} "
+    f"{'all':>5} {'cores':>5} "
     f"{'KiB/stream':>10} {'err':>4} {'drop':>4} {'409':>4}"
 )
 
@@ -640,7 +644,9 @@ def print_row(row: dict[str, Any]) -> None:
         f"{post[0]:6.1f}/{post[1]:6.1f}/{post[2]:6.1f}  "
         f"{stream[0]:6.1f}/{stream[1]:6.1f}/{stream[2]:6.1f}  "
         f"{cpu['web']:6.2f} {cpu['postgres']:5.2f} {cpu['worker']:5.2f} "
-        f"{cpu['scheduler'] + cpu['beat']:6.2f} {cpu['load']:5.2f} {row['cores']:5.2f} "
+        f"{cpu['scheduler'] + cpu['beat']:6.2f} {cpu['notifier']:5.2f} {cpu['redis']:5.2f} "
+        f"{cpu['load']:5.2f} {row['cores'] * 1000 / max(row['moves_per_s'], 1e-9):5.2f} "
+        f"{row['cores']:5.2f} "
         f"{memory:>10} {row['errors']:>4} {row['dropped']:>4} {row['conflicts']:>4}"
         + (f"  {row['error_kinds']}" if row["errors"] else ""),
         flush=True,

@@ -289,9 +289,12 @@ TONGITS_PASSWORD_RESET_URL = (
 PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's setting)
 
 # Players' names (resolved at read time: events store user ids) are remembered this long per
-# process; a deleted account's name disappears at once in the process that deleted it and, on
-# commit, in every process that follows games (its live listener hears the deletion).
+# process; a deleted or renamed account's name disappears at once in the process that changed it
+# and, on commit, in every process that follows games (its live listener hears the change).
 TONGITS_NAME_CACHE_SECONDS = env_float("TONGITS_NAME_CACHE_SECONDS", 60.0)
+# While the process hears those notices (its live listener connected: core.notices), a name is
+# remembered this long instead.
+TONGITS_NAME_CACHE_HEARING_SECONDS = env_float("TONGITS_NAME_CACHE_HEARING_SECONDS", 3600.0)
 # --- Throttling (ops.throttling, accounts.login_throttle) ---------------------------
 
 # The cache the throttles share: Redis when CACHE_URL names one (redis://...), which counts
@@ -400,7 +403,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = TONGITS_MAX_BODY_BYTES
 TONGITS_TOKEN_CACHE_SECONDS = env_float("TONGITS_TOKEN_CACHE_SECONDS", 1.0)
 # While the process hears revocations (its live listener connected: core.notices), a look-up is
 # remembered this long instead: an ended session reaches it on commit.
-TONGITS_TOKEN_CACHE_HEARING_SECONDS = env_float("TONGITS_TOKEN_CACHE_HEARING_SECONDS", 30.0)
+TONGITS_TOKEN_CACHE_HEARING_SECONDS = env_float("TONGITS_TOKEN_CACHE_HEARING_SECONDS", 600.0)
 
 # --- Celery ------------------------------------------------------------------------------------
 

@@ -26,8 +26,20 @@ def notify(game_id: Any, version: int, using: str = "default") -> None:
 
 def forget_name(user_id: int, using: str = "default") -> None:
     """On commit, every process that follows games forgets the name it remembers for this user
-    (``forget:<id>``: the account was deleted), instead of showing it until it expires."""
+    (``forget:<id>``: the account was deleted or renamed), instead of showing it until it
+    expires."""
     notices.send(FORGET, str(user_id), using)
+
+
+#: The user fields a shown name is made of (``players.display_name``).
+NAME_FIELDS = frozenset({"username", "deleted_at"})
+
+
+def _user_saved(sender: Any, instance: Any, created: bool, update_fields: Any, **kwargs: Any):
+    # A save that may change the name (an admin's rename, a deletion): every process forgets it.
+    if not created and (update_fields is None or NAME_FIELDS & set(update_fields)):
+        players.forget(instance.pk)
+        forget_name(instance.pk, kwargs.get("using") or "default")
 
 
 def _forget_name(value: str) -> None:
@@ -42,7 +54,12 @@ def _game_saved(sender: Any, instance: Any, created: bool, update_fields: Any, *
 
 
 def connect() -> None:
+    from django.contrib.auth import get_user_model
+
     from games.models import Game
 
-    notices.register(FORGET, _forget_name)
+    notices.register(FORGET, _forget_name, on_gap=players.clear)
     post_save.connect(_game_saved, sender=Game, dispatch_uid="games.live.notify_game_saved")
+    post_save.connect(
+        _user_saved, sender=get_user_model(), dispatch_uid="games.live.forget_renamed"
+    )

@@ -120,3 +120,29 @@ def test_a_session_that_expires_while_remembered_is_refused(auth_client, setting
     user, session = token_cache.get(auth_client.token)
     session.expiry = timezone.now() - timedelta(seconds=1)  # the remembered copy too
     assert_error(auth_client.get("/api/v1/me"), 401, "token_expired")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_any_change_a_request_reads_of_its_user_reaches_every_process_but_a_log_in(
+    auth_client, settings, hearing
+):
+    settings.TONGITS_TOKEN_CACHE_HEARING_SECONDS = 600.0
+    token_cache.clear()
+    assert auth_client.get("/api/v1/me").status_code == 200
+    user = auth_client.user
+
+    def log_in() -> None:
+        user.save(update_fields=["last_login"])
+
+    assert f"forget-user:{user.pk}" not in _heard(log_in)
+
+    def make_staff() -> None:
+        user.is_staff = True
+        user.save()
+
+    heard = _heard(make_staff)
+    assert f"forget-user:{user.pk}" in heard
+    assert token_cache.get(auth_client.token) is not None  # another process's memory
+    for payload in heard:
+        notices.dispatch(payload)
+    assert token_cache.get(auth_client.token) is None
