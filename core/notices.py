@@ -54,6 +54,16 @@ def send(prefix: str, value: str, using: str = "default") -> None:
     notify(f"{prefix}{value}", using)
 
 
+def send_many(prefix: str, values: list[str], using: str = "default") -> None:
+    """Notify ``<prefix><value>`` for each value, in one statement."""
+    if values:
+        with connections[using].cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_notify(%s, %s || v) FROM unnest(%s::text[]) AS v",
+                [CHANNEL, prefix, values],
+            )
+
+
 def dispatch(payload: str) -> bool:
     """Run the handler of the payload's prefix; False when no prefix matches (a game's)."""
     for prefix, handler in list(_handlers.items()):

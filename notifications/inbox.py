@@ -1,7 +1,8 @@
 """A user's inbox: written by the projector and the receivers, read and marked by the API.
 
-Writes go through ``add``: one INSERT ... ON CONFLICT DO NOTHING per cause, so the same cause
-seen twice (a restart, a second projector, a rebuild) is one notification. ``announce`` tells
+Writes go through ``add`` / ``add_many``: INSERT ... ON CONFLICT DO NOTHING, one statement for
+a projector run's causes, so the same cause seen twice (a restart, a second projector, a
+rebuild) is one notification. ``announce`` tells
 every web process, on commit, whose inbox grew, so an open ``/me/stream`` sends it at once.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,12 +26,27 @@ from notifications.models import Notification
 
 _INSERT = """
 INSERT INTO notifications_notification (user_id, kind, cause, game_id, data, created_at)
-SELECT u, %(kind)s, %(cause)s, %(game)s, %(data)s::jsonb, %(at)s
-FROM unnest(%(users)s::bigint[]) AS u
-WHERE EXISTS (SELECT 1 FROM accounts_user WHERE id = u AND deleted_at IS NULL)
+SELECT t.u, t.kind, t.cause, t.game, t.data::jsonb, t.at
+FROM unnest(
+    %(users)s::bigint[], %(kinds)s::text[], %(causes)s::text[], %(games)s::uuid[],
+    %(datas)s::text[], %(ats)s::timestamptz[]
+) AS t(u, kind, cause, game, data, at)
+WHERE EXISTS (SELECT 1 FROM accounts_user WHERE id = t.u AND deleted_at IS NULL)
 ON CONFLICT (user_id, cause) DO NOTHING
-RETURNING id, user_id
+RETURNING id, user_id, cause
 """
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One cause of notifications: the users it concerns, and what each of them is told."""
+
+    user_ids: Sequence[int]
+    kind: str
+    cause: str
+    game_id: uuid.UUID | str | None
+    data: dict[str, Any]
+    at: datetime
 
 
 def add(
@@ -43,37 +60,53 @@ def add(
 ) -> list[Notification]:
     """Write one notification per user for ``cause``, unless that user already has it; the new
     ones (with their ids), for the pushes and the live streams."""
-    if not user_ids:
+    return add_many([Cause(user_ids, str(kind), cause, game_id, data, at)])
+
+
+def add_many(causes: Sequence[Cause]) -> list[Notification]:
+    """``add`` for many causes in one statement (a projector run's), in their order."""
+    seen: set[tuple[int, str]] = set()
+    rows: list[tuple[int, Cause]] = []
+    for c in causes:
+        for uid in c.user_ids:
+            if (uid, c.cause) not in seen:  # a user is told of a cause once
+                seen.add((uid, c.cause))
+                rows.append((uid, c))
+    if not rows:
         return []
+    dumped = {id(c): orjson.dumps(c.data).decode() for c in causes}
     params = {
-        "kind": str(kind),
-        "cause": cause,
-        "game": str(game_id) if game_id else None,
-        "data": orjson.dumps(data).decode(),
-        "at": at,
-        "users": list(user_ids),
+        "users": [uid for uid, _ in rows],
+        "kinds": [str(c.kind) for _, c in rows],
+        "causes": [c.cause for _, c in rows],
+        "games": [str(c.game_id) if c.game_id else None for _, c in rows],
+        "datas": [dumped[id(c)] for _, c in rows],
+        "ats": [c.at for _, c in rows],
     }
     with connection.cursor() as cur:
         cur.execute(_INSERT, params)
-        rows = cur.fetchall()
-    return [
-        Notification(
-            id=pk,
-            user_id=user_id,
-            kind=str(kind),
-            cause=cause,
-            game_id=params["game"],
-            data=data,
-            created_at=at,
-        )
-        for pk, user_id in rows
-    ]
+        written = {(user_id, cause): pk for pk, user_id, cause in cur.fetchall()}
+    out = []
+    for uid, c in rows:
+        pk = written.get((uid, c.cause))
+        if pk is not None:
+            out.append(
+                Notification(
+                    id=pk,
+                    user_id=uid,
+                    kind=str(c.kind),
+                    cause=c.cause,
+                    game_id=str(c.game_id) if c.game_id else None,
+                    data=c.data,
+                    created_at=c.at,
+                )
+            )
+    return out
 
 
 def announce(notes: Iterable[Notification]) -> None:
     """Wake, on commit, the ``/me/stream`` of each user with a new notification."""
-    for user_id in sorted({n.user_id for n in notes}):
-        notices.send(WAKE_USER, str(user_id))
+    notices.send_many(WAKE_USER, [str(u) for u in sorted({n.user_id for n in notes})])
 
 
 def stream_more(user_id: int, last_id: int) -> tuple[list[bytes], int]:

@@ -61,10 +61,13 @@ KEPT_GAMES = 20000
 
 @dataclass
 class Found:
-    """What one run wrote: notifications (for the pushes and the live streams), webhook messages."""
+    """What one run wrote: notifications (for the pushes and the live streams), webhook messages;
+    ``causes`` are the run's notifications still to be written (in one statement, at its end)."""
 
     notifications: list[Any] = field(default_factory=list)
     messages: int = 0
+    pushes: int = 0
+    causes: list[inbox.Cause] = field(default_factory=list)
 
 
 class Log:
@@ -211,38 +214,42 @@ class Projector:
         if key is not None and key != turn_key(before) and _your_turn_seconds(after):
             user_id = dict(_people(after)).get(after.turn)
             if user_id is not None:
-                out.notifications += inbox.add(
-                    [user_id],
-                    Kind.YOUR_TURN,
-                    cause=f"your_turn:{game_id}:{version}",
-                    game_id=game_id,
-                    data={
-                        "game_id": game_id,
-                        "version": version,
-                        "seat": after.turn,
-                        "round": after.round,
-                        "draw_answer": after.phase == "draw_call",
-                        "turn_seconds": after.rules.turn_seconds,
-                    },
-                    at=at,
+                out.causes.append(
+                    inbox.Cause(
+                        [user_id],
+                        Kind.YOUR_TURN,
+                        cause=f"your_turn:{game_id}:{version}",
+                        game_id=game_id,
+                        data={
+                            "game_id": game_id,
+                            "version": version,
+                            "seat": after.turn,
+                            "round": after.round,
+                            "draw_answer": after.phase == "draw_call",
+                            "turn_seconds": after.rules.turn_seconds,
+                        },
+                        at=at,
+                    )
                 )
         if "match_ended" in types or "aborted" in types:
             aborted = "aborted" in types
             for seat, user_id in _people(after):
-                out.notifications += inbox.add(
-                    [user_id],
-                    Kind.MATCH_OVER,
-                    cause=f"match_over:{game_id}",
-                    game_id=game_id,
-                    data={
-                        "game_id": game_id,
-                        "version": version,
-                        "seat": seat,
-                        "aborted": aborted,
-                        "winner_seat": None if aborted else after.match_winner,
-                        "won": (not aborted) and after.match_winner == seat,
-                    },
-                    at=at,
+                out.causes.append(
+                    inbox.Cause(
+                        [user_id],
+                        Kind.MATCH_OVER,
+                        cause=f"match_over:{game_id}",
+                        game_id=game_id,
+                        data={
+                            "game_id": game_id,
+                            "version": version,
+                            "seat": seat,
+                            "aborted": aborted,
+                            "winner_seat": None if aborted else after.match_winner,
+                            "won": (not aborted) and after.match_winner == seat,
+                        },
+                        at=at,
+                    )
                 )
             if aborted:
                 reason = next((d.get("reason", "") for d in decoded if d["type"] == "aborted"), "")
@@ -283,13 +290,20 @@ class Projector:
             moved = postings.get(entry_id, [])
             game = str(game_id) if game_id else None
             for user_id, amount, balance in moved:
-                out.notifications += inbox.add(
-                    [user_id],
-                    Kind.CHIPS_SETTLED,
-                    cause=f"chips_settled:{key}",
-                    game_id=game,
-                    data={"game_id": game, "cause": cause, "amount": amount, "balance": balance},
-                    at=created_at,
+                out.causes.append(
+                    inbox.Cause(
+                        [user_id],
+                        Kind.CHIPS_SETTLED,
+                        cause=f"chips_settled:{key}",
+                        game_id=game,
+                        data={
+                            "game_id": game,
+                            "cause": cause,
+                            "amount": amount,
+                            "balance": balance,
+                        },
+                        at=created_at,
+                    )
                 )
             data = {
                 "game_id": game,
@@ -312,8 +326,10 @@ class Projector:
             for game_id, rows in self._writes(events):
                 self._game_write(game_id, rows, out)
             self._chips(entries, out)
-            for note in out.notifications if self.push else ():
-                push.record(note)
+            out.notifications += inbox.add_many(out.causes)
+            out.causes = []
+            if self.push:
+                out.pushes = push.record_many(out.notifications)
             self.events.save()
             self.entries.save()
             if out.notifications:
@@ -327,5 +343,6 @@ class Projector:
             found, more = self.run()
             total.notifications += found.notifications
             total.messages += found.messages
+            total.pushes += found.pushes
             if not more:
                 return total

@@ -29,7 +29,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -355,10 +355,27 @@ def record(notification: Notification) -> int:
     Only kinds of ``TONGITS_PUSH_KINDS`` are pushed. Idempotent: a (notification, device) pair
     that already has a delivery gets no second one. Returns how many were added.
     """
-    if notification.kind not in settings.TONGITS_PUSH_KINDS:
+    return record_many([notification])
+
+
+def record_many(notifications: Sequence[Notification]) -> int:
+    """``record`` for many notifications (a projector run's): one read of their users' devices,
+    and of their deliveries only when a device was found."""
+    pushed = [n for n in notifications if n.kind in settings.TONGITS_PUSH_KINDS]
+    if not pushed:
+        return 0
+    devices: dict[int, list[Device]] = {}
+    for device in Device.objects.filter(user_id__in={n.user_id for n in pushed}).only(
+        "id", "user_id", "kind", "token"
+    ):
+        devices.setdefault(device.user_id, []).append(device)
+    pushed = [n for n in pushed if n.user_id in devices]
+    if not pushed:
         return 0
     have = set(
-        PushDelivery.objects.filter(notification=notification).values_list("device_id", flat=True)
+        PushDelivery.objects.filter(notification__in=pushed).values_list(
+            "notification_id", "device_id"
+        )
     )
     now = timezone.now()
     rows = [
@@ -371,10 +388,9 @@ def record(notification: Notification) -> int:
             next_attempt_at=now,
             created_at=now,
         )
-        for device in Device.objects.filter(user_id=notification.user_id).only(
-            "id", "kind", "token"
-        )
-        if device.pk not in have
+        for notification in pushed
+        for device in devices[notification.user_id]
+        if (notification.pk, device.pk) not in have
     ]
     # ignore_conflicts: a concurrent record() of the same notification adds nothing twice.
     PushDelivery.objects.bulk_create(rows, ignore_conflicts=True)

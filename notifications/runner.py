@@ -2,7 +2,9 @@
 deliveries that are due, one Celery task each.
 
 It wakes on the games' NOTIFY (an append may start someone's turn; at most every
-``MIN_GAP_SECONDS``) and at least every ``POLL_SECONDS`` (chips entries, retries falling due). A
+``MIN_GAP_SECONDS``) and at least every ``POLL_SECONDS`` (chips entries, retries falling due).
+The outboxes are read after a run that recorded deliveries, and otherwise once every
+``POLL_SECONDS`` (the pushes of invitations and sign-ins, recorded by their causes). A
 delivery it queued is not queued again for a lease (``outbox.lease_seconds``): its task claims it
 in the database for as long, and one whose worker died is due again when that claim runs out.
 Several notifiers may run (the cause keys and the claims make doubles harmless); one is enough.
@@ -33,6 +35,7 @@ class Queue:
 
     def __init__(self) -> None:
         self.queued: dict[tuple[str, int], float] = {}
+        self.looked: float | None = None  # when the outboxes were last read
 
     def send(self, name: str, ids: list[int]) -> int:
         now, lease = time.monotonic(), outbox.lease_seconds()
@@ -52,14 +55,20 @@ class Queue:
             sent += 1
         return sent
 
-    def due(self) -> int:
+    def due(self, fresh: bool = True) -> int:
+        """Queue what is due: at once when ``fresh`` (this run recorded deliveries), else at most
+        every ``POLL_SECONDS`` (retries falling due, pushes their causes recorded elsewhere)."""
+        now = time.monotonic()
+        if not fresh and self.looked is not None and now - self.looked < POLL_SECONDS:
+            return 0
+        self.looked = now
         return self.send(DELIVER_PUSH, push.due()) + self.send(DELIVER_WEBHOOK, webhooks.due())
 
 
 def step(projector: Projector, queue: Queue) -> bool:
     """Project, then queue what is due; whether rows are still waiting to be read."""
-    _, more = projector.run()
-    queue.due()
+    found, more = projector.run()
+    queue.due(fresh=bool(found.pushes or found.messages))
     return more
 
 

@@ -4,6 +4,8 @@ and the accounts write with their causes, the rebuild check, and the API."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts import services as accounts
@@ -79,6 +81,32 @@ def test_a_played_match_gives_each_player_their_turns_and_the_end_once(auth_clie
     Cursor.objects.all().delete()
     assert Projector().run_all().notifications == []
     assert rebuild.check().same
+
+
+def test_a_run_costs_the_same_statements_however_many_turns_it_reads(auth_client_factory):
+    """A busy node's notifier reads many moves a run: its statements must not grow with them
+    (one insert for the run's notifications, one read of their users' devices, one notice);
+    only a match's end adds its webhook message."""
+
+    def one_match(seed: int) -> None:
+        clients = [auth_client_factory() for _ in range(3)]
+        game_id = start_game(clients, rules=RULES)
+        play_to_the_end(game_id, {i: c.user for i, c in enumerate(clients)}, seed=seed)
+
+    def statements() -> tuple[int, int]:
+        Notification.objects.all().delete()
+        WebhookMessage.objects.all().delete()
+        Cursor.objects.all().delete()
+        with CaptureQueriesContext(connection) as run:
+            found = Projector().run_all()
+        return len(run.captured_queries), len(found.notifications)
+
+    one_match(3)
+    once, told_once = statements()
+    one_match(4)
+    twice, told_twice = statements()
+    assert told_twice >= told_once + 5
+    assert twice <= once + 2  # the second match's webhook message (and its endpoints)
 
 
 def test_short_timed_turns_are_not_announced_and_long_ones_are(auth_client_factory, settings):
