@@ -8,19 +8,17 @@ handler for their prefix here. While the process's LISTEN connection is up, ``he
 true: a memory that such a notice clears may then be kept longer, since a change reaches the
 process within milliseconds. When the connection drops or comes back, every ``on_gap``
 callback runs: what was sent meanwhile is lost, so those memories are dropped whole.
+
+A loop of its own that only wants to wake on the channel (the scheduler, the notifier) uses
+``core.listening``.
 """
 
 from __future__ import annotations
 
-import logging
-import select
 import threading
 from collections.abc import Callable
 
-import psycopg
-from django.db import connection, connections
-
-logger = logging.getLogger(__name__)
+from django.db import connections
 
 #: The channel the live listener LISTENs on (``games.store.NOTIFY_CHANNEL`` too).
 CHANNEL = "game_events"
@@ -93,36 +91,3 @@ def set_hearing(up: bool) -> None:
         _epoch += 1
     for on_gap in list(_gaps):
         on_gap()
-
-
-# ---------------------------------------------------------------- a loop's own LISTEN connection
-
-
-def listen(who: str) -> psycopg.Connection | None:
-    """A connection of its own that LISTENs on the channel, for a loop that wakes on appends
-    (the scheduler, the notifier); None (logged as ``who``'s) if it cannot be had now."""
-    params = connection.get_connection_params()
-    for name in ("cursor_factory", "context", "prepare_threshold"):
-        params.pop(name, None)
-    try:
-        conn = psycopg.connect(**params, autocommit=True)
-        conn.execute(f"LISTEN {CHANNEL}")
-    except psycopg.Error:
-        logger.exception("%s: cannot LISTEN; polling only", who)
-        return None
-    return conn
-
-
-def wait(conn: psycopg.Connection, timeout: float, who: str) -> bool:
-    """Wait up to ``timeout`` for a notice on ``conn`` and drop those that came (a wake-up is
-    all the loop wants); False when the connection is lost (it is closed then)."""
-    try:
-        ready, _, _ = select.select([conn.fileno()], [], [], timeout)
-        if ready:
-            for _ in conn.notifies(timeout=0, stop_after=0):
-                pass
-    except (psycopg.Error, OSError, ValueError):
-        logger.warning("%s: lost its LISTEN connection; reconnecting", who)
-        conn.close()
-        return False
-    return True

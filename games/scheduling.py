@@ -37,7 +37,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from core import notices
+from core import listening
 from games.application import timing
 from games.models import Game
 from games.projection import SERVER_WORK, server_delay
@@ -129,7 +129,7 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
     """
     interval = settings.TONGITS_SCHEDULER_POLL_SECONDS if poll is None else poll
     gap = min(interval, MIN_CLAIM_GAP_SECONDS)
-    listener = notices.listen("scheduler")
+    listener = listening.listen("scheduler")
     try:
         while not stop.is_set():
             claimed_at = time.monotonic()
@@ -143,8 +143,8 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
             stop.wait(max(0.0, gap - (time.monotonic() - claimed_at)))
             if listener is None:
                 stop.wait(interval)
-                listener = notices.listen("scheduler") if not stop.is_set() else None
-            elif not notices.wait(listener, interval, "scheduler"):
+                listener = listening.listen("scheduler") if not stop.is_set() else None
+            elif not listening.wait(listener, interval, "scheduler"):
                 listener = None
     finally:
         if listener is not None:

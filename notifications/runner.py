@@ -19,7 +19,7 @@ import time
 from celery import current_app
 from django.db import connection
 
-from core import notices
+from core import listening
 from notifications import outbox, push, webhooks
 from notifications.projector import Projector
 from notifications.tasks import DELIVER_PUSH, DELIVER_WEBHOOK
@@ -76,7 +76,7 @@ def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
     """The loop, until ``stop`` is set; a database error is logged and retried, never fatal."""
     webhooks.sync_endpoints()
     projector, queue = Projector(), Queue()
-    listener = notices.listen("notifier")
+    listener = listening.listen("notifier")
     try:
         while not stop.is_set():
             started = time.monotonic()
@@ -92,8 +92,8 @@ def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
             stop.wait(max(0.0, MIN_GAP_SECONDS - (time.monotonic() - started)))
             if listener is None:
                 stop.wait(poll)
-                listener = None if stop.is_set() else notices.listen("notifier")
-            elif not notices.wait(listener, poll, "notifier"):
+                listener = None if stop.is_set() else listening.listen("notifier")
+            elif not listening.wait(listener, poll, "notifier"):
                 listener = None
     finally:
         if listener is not None:

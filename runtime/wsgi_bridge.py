@@ -25,15 +25,25 @@ from typing import Any
 
 from a2wsgi.wsgi import build_environ  # its scope-to-environ, as its own bridge builds it
 
+from runtime import shortcuts as shortcut_runner
+
 Response = tuple[int, list[tuple[bytes, bytes]], Any]
 
 
 class OneHopWSGI:
-    """An ASGI app (HTTP only) running ``app``, a WSGI callable, in a pool of ``workers``."""
+    """An ASGI app (HTTP only) running ``app``, a WSGI callable, in a pool of ``workers``;
+    ``shortcuts`` (``runtime.shortcuts``) are tried first, in the same thread."""
 
-    def __init__(self, app: Callable[..., Iterable[bytes]], workers: int, max_body: int) -> None:
+    def __init__(
+        self,
+        app: Callable[..., Iterable[bytes]],
+        workers: int,
+        max_body: int,
+        shortcuts: Iterable[shortcut_runner.Shortcut] = (),
+    ) -> None:
         self.app = app
         self.max_body = max_body
+        self.shortcuts = tuple(shortcuts)
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wsgi")
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -96,6 +106,12 @@ class OneHopWSGI:
                 return bytes(chunks)
 
     def _call(self, scope: dict[str, Any], body: bytes) -> Response:
+        for shortcut in self.shortcuts:
+            match = shortcut.matches(scope)
+            if match is not None:
+                answered = shortcut_runner.attempt(shortcut, match, scope, body)
+                if answered is not None:
+                    return answered
         environ = build_environ(scope, io.BytesIO(body))  # type: ignore[arg-type]
         started: list[Any] = []
 

@@ -9,7 +9,8 @@ Two doors into one Django project, chosen by path:
   signals and view in a dozen and more separate thread hops, which cost a REST request far
   more than one hop does (docs/scaling.md, "The web process's choices"). The streams
   (``/games/{id}/stream``, ``/me/stream``) too: checked in that hop, then fed by the loop, with
-  no thread of their own while they stay open.
+  no thread of their own while they stay open. A move that Django would play unchanged is
+  answered in that hop without the handler (``runtime.shortcuts``, ``games.api.shortcuts``).
 """
 
 import os
@@ -31,10 +32,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 WEB_THREADS_DEFAULT = 4
 
 live = get_asgi_application()
+
+from games.api.shortcuts import SHORTCUTS  # noqa: E402 (after Django is set up)
+
 rest = OneHopWSGI(
     get_wsgi_application(),
     workers=int(os.environ.get("WEB_THREADS") or WEB_THREADS_DEFAULT),
     max_body=settings.TONGITS_MAX_BODY_BYTES,
+    # A move skips Django's handler when Django would play it unchanged (runtime.shortcuts).
+    shortcuts=SHORTCUTS if settings.TONGITS_SHORTCUTS else (),
 )
 
 # A long-lived server process: the live pool's threads keep their database connections.

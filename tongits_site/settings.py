@@ -396,6 +396,9 @@ TONGITS_DELIVERY_LEASE_MARGIN_SECONDS = env_float("TONGITS_DELIVERY_LEASE_MARGIN
 # Input limits (runtime.hardening): our largest request is a few hundred bytes.
 TONGITS_MAX_BODY_BYTES = int(os.environ.get("TONGITS_MAX_BODY_BYTES", "65536"))
 TONGITS_MAX_JSON_DEPTH = int(os.environ.get("TONGITS_MAX_JSON_DEPTH", "16"))
+# A move that Django would play unchanged is answered without its handler (runtime.shortcuts);
+# off, every request goes through Django (the same answers, more CPU a move).
+TONGITS_SHORTCUTS = env_bool("TONGITS_SHORTCUTS", True)
 DATA_UPLOAD_MAX_MEMORY_SIZE = TONGITS_MAX_BODY_BYTES
 
 # A token's user is remembered this long per process: a revoked token stops working at once in

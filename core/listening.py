@@ -1,0 +1,44 @@
+"""A loop's own LISTEN connection on the notices' channel (``core.notices``), for a process that
+only wants to wake when something is appended (the scheduler, the notifier)."""
+
+from __future__ import annotations
+
+import logging
+import select
+
+import psycopg
+from django.db import connection
+
+from core.notices import CHANNEL
+
+logger = logging.getLogger(__name__)
+
+
+def listen(who: str) -> psycopg.Connection | None:
+    """A connection of its own that LISTENs on the channel, for a loop that wakes on appends
+    (the scheduler, the notifier); None (logged as ``who``'s) if it cannot be had now."""
+    params = connection.get_connection_params()
+    for name in ("cursor_factory", "context", "prepare_threshold"):
+        params.pop(name, None)
+    try:
+        conn = psycopg.connect(**params, autocommit=True)
+        conn.execute(f"LISTEN {CHANNEL}")
+    except psycopg.Error:
+        logger.exception("%s: cannot LISTEN; polling only", who)
+        return None
+    return conn
+
+
+def wait(conn: psycopg.Connection, timeout: float, who: str) -> bool:
+    """Wait up to ``timeout`` for a notice on ``conn`` and drop those that came (a wake-up is
+    all the loop wants); False when the connection is lost (it is closed then)."""
+    try:
+        ready, _, _ = select.select([conn.fileno()], [], [], timeout)
+        if ready:
+            for _ in conn.notifies(timeout=0, stop_after=0):
+                pass
+    except (psycopg.Error, OSError, ValueError):
+        logger.warning("%s: lost its LISTEN connection; reconnecting", who)
+        conn.close()
+        return False
+    return True
