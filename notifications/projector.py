@@ -78,6 +78,8 @@ class Log:
         self.high: int | None = None  # the highest id read
         self.gaps: dict[int, float] = {}  # unseen id -> when it was first missed (monotonic)
         self.saved: int | None = None
+        self.saved_at: float | None = None
+        self.read_at: float | None = None  # when this log was last read (monotonic)
 
     def start(self) -> None:
         cursor, _ = Cursor.objects.get_or_create(name=self.name)
@@ -93,6 +95,7 @@ class Log:
         if self.high is None:
             self.start()
         assert self.high is not None
+        self.read_at = time.monotonic()
         with connection.cursor() as cur:
             cur.execute(
                 f"SELECT {self.columns} FROM {self.table} WHERE id > %s ORDER BY id LIMIT %s",
@@ -121,12 +124,15 @@ class Log:
                 del self.gaps[gap]
         return sorted(late + rows), len(rows) == limit
 
-    def save(self) -> None:
-        """Store the position (in the run's transaction) when it moved."""
+    def save(self, every: float = 0.0) -> None:
+        """Store the position (in the run's transaction) when it moved, at most once every
+        ``every`` seconds: a restart reads again what came after the saved one, and the cause
+        keys make that harmless, so a busy loop need not write its cursor on every run."""
         position = self.position()
-        if position != self.saved:
+        now = time.monotonic()
+        if position != self.saved and (self.saved_at is None or now - self.saved_at >= every):
             Cursor.objects.filter(name=self.name).update(position=position)
-            self.saved = position
+            self.saved, self.saved_at = position, now
 
 
 def _your_turn_seconds(state: GameState) -> bool:
@@ -154,10 +160,15 @@ def _seats(state: GameState) -> list[dict[str, Any]]:
 
 
 class Projector:
-    """Reads both logs on each ``run`` and writes what their new rows cause, in one transaction."""
+    """Reads both logs on each ``run`` and writes what their new rows cause, in one transaction.
 
-    def __init__(self, *, push: bool = True) -> None:
+    ``pace`` (the notifier's, 0 elsewhere): the chips' log, which only settlements write, is read
+    and the cursors are saved at most once every ``pace`` seconds, while the games' log is read
+    on every run; ``flush`` saves the cursors at once (a stop)."""
+
+    def __init__(self, *, push: bool = True, pace: float = 0.0) -> None:
         self.push = push  # a repair of old causes records no pushes: they would come too late
+        self.pace = pace
         self.events = Log("game_events", "games_event", "id, game_id, seq, type, data, recorded_at")
         self.entries = Log("chips_entries", "chips_entry", "id, cause, key, game_id, created_at")
         self.states: OrderedDict[str, GameState] = OrderedDict()
@@ -322,7 +333,10 @@ class Projector:
         out = Found()
         with transaction.atomic():
             events, more_events = self.events.read()
-            entries, more_entries = self.entries.read()
+            entries, more_entries = [], False
+            last = self.entries.read_at
+            if last is None or time.monotonic() - last >= self.pace:
+                entries, more_entries = self.entries.read()
             for game_id, rows in self._writes(events):
                 self._game_write(game_id, rows, out)
             self._chips(entries, out)
@@ -330,11 +344,17 @@ class Projector:
             out.causes = []
             if self.push:
                 out.pushes = push.record_many(out.notifications)
-            self.events.save()
-            self.entries.save()
+            self.events.save(self.pace)
+            self.entries.save(self.pace)
             if out.notifications:
                 inbox.announce(out.notifications)
         return out, more_events or more_entries
+
+    def flush(self) -> None:
+        """Save both cursors now (what the runs read is written already)."""
+        with transaction.atomic():
+            self.events.save()
+            self.entries.save()
 
     def run_all(self) -> Found:
         """Run until the logs are read to their end (a catch-up, a test)."""

@@ -26,7 +26,7 @@ from notifications.tasks import DELIVER_PUSH, DELIVER_WEBHOOK
 
 logger = logging.getLogger(__name__)
 
-MIN_GAP_SECONDS = 0.05
+MIN_GAP_SECONDS = 0.2
 POLL_SECONDS = 1.0
 
 
@@ -75,7 +75,7 @@ def step(projector: Projector, queue: Queue) -> bool:
 def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
     """The loop, until ``stop`` is set; a database error is logged and retried, never fatal."""
     webhooks.sync_endpoints()
-    projector, queue = Projector(), Queue()
+    projector, queue = Projector(pace=poll), Queue()
     listener = listening.listen("notifier")
     try:
         while not stop.is_set():
@@ -86,7 +86,7 @@ def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
             except Exception:
                 logger.exception("notifier: run failed; retrying")
                 connection.close()
-                projector = Projector()  # its memory may be ahead of what committed
+                projector = Projector(pace=poll)  # its memory may be ahead of the log
                 stop.wait(poll)
                 continue
             stop.wait(max(0.0, MIN_GAP_SECONDS - (time.monotonic() - started)))
@@ -96,6 +96,10 @@ def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
             elif not listening.wait(listener, poll, "notifier"):
                 listener = None
     finally:
+        try:
+            projector.flush()  # the cursors as far as the runs read
+        except Exception:
+            logger.exception("notifier: could not save its cursors; a restart reads on from before")
         if listener is not None:
             listener.close()
         connection.close()

@@ -193,6 +193,7 @@ def commands(
     py = sys.executable
     if debug:  # uvicorn with autoreload (runserver is WSGI: it cannot serve the live streams)
         web = [py, "-m", "uvicorn", ASGI_APP, "--host=0.0.0.0", f"--port={port}", "--reload"]
+        web.append(f"--timeout-keep-alive={os.environ.get('WEB_KEEPALIVE', '90')}")
     else:  # as many workers as $WEB_CONCURRENCY says (gunicorn reads it); ASGI workers
         web = [
             py,

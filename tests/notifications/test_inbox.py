@@ -61,7 +61,7 @@ def test_a_played_match_gives_each_player_their_turns_and_the_end_once(auth_clie
     found = Projector().run_all()
     turns = Notification.objects.filter(kind=Kind.YOUR_TURN, game_id=game_id)
     expected = _turn_starts(game_id)
-    assert len(expected) > 6
+    assert expected  # the deal is the server's: a round may be short, never empty
     got = sorted((n.data["version"], n.data["seat"], n.user_id) for n in turns)
     assert got == sorted((v, s, users[s].pk) for v, s in expected)
     for note in turns:  # the state at that version agrees: that seat is to act
