@@ -377,13 +377,48 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
 PARTS = ("web", "postgres", "worker", "scheduler", "beat", "notifier", "redis", "load")
 
 
-def _classify(command: str, pid: int, load_pids: set[int]) -> str | None:
+@dataclass(frozen=True)
+class Servers:
+    """The machine's servers the stack uses, so other PostgreSQL and Redis servers (another
+    checkout's tests, a cluster) and other databases' sessions are not counted."""
+
+    postmaster: int  # the PostgreSQL server of the database
+    database: str
+    redis_address: str  # "127.0.0.1:6379", as redis-server names itself
+
+
+def find_servers(database_url: str, broker: str) -> Servers:
+    import psycopg
+
+    url = urllib.parse.urlsplit(database_url)
+    with psycopg.connect(
+        host=url.hostname,
+        port=url.port or 5432,
+        user=url.username or "postgres",
+        dbname=url.path.lstrip("/"),
+        autocommit=True,
+    ) as conn:
+        data_dir = conn.execute("SHOW data_directory").fetchone()[0]
+    postmaster = int((Path(data_dir) / "postmaster.pid").read_text().split("\n", 1)[0])
+    redis = urllib.parse.urlsplit(broker)
+    return Servers(postmaster, url.path.lstrip("/"), f"{redis.hostname}:{redis.port or 6379}")
+
+
+def _classify(
+    command: str, pid: int, parent: int, load_pids: set[int], servers: Servers
+) -> str | None:
     if pid in load_pids:
         return "load"
     if "gunicorn" in command or "uvicorn" in command:
         return "web"
-    if command.startswith("postgres") or "/postgres" in command.split(" ")[0]:
+    if pid == servers.postmaster:
         return "postgres"
+    if parent == servers.postmaster:
+        # A backend names its database ("postgres: user db host(port) state"); the server's own
+        # processes (checkpointer, walwriter, ...) serve them all and count too.
+        words = command.split()
+        backend = len(words) >= 4 and "(" in words[3]
+        return "postgres" if not backend or words[2] == servers.database else None
     if "celery" in command and " worker" in command:
         return "worker"
     if "celery" in command and " beat" in command:
@@ -392,16 +427,18 @@ def _classify(command: str, pid: int, load_pids: set[int]) -> str | None:
         return "scheduler"
     if "run_notifier" in command:
         return "notifier"
-    if "redis-server" in command:
+    if "redis-server" in command and servers.redis_address in command:
         return "redis"
     return None
 
 
-def cpu_by_part(load_pids: set[int], stack: int) -> tuple[dict[str, float], dict[str, int]]:
+def cpu_by_part(
+    load_pids: set[int], stack: int, servers: Servers
+) -> tuple[dict[str, float], dict[str, int]]:
     """CPU seconds so far of each part (living processes' own time plus what their reaped
     children used) and the resident memory of the web processes, from /proc. The stack's
-    parts are the descendants of its runner (``stack``); PostgreSQL and Redis are the
-    machine's servers."""
+    parts are the descendants of its runner (``stack``); PostgreSQL (the server and its
+    sessions of the database) and Redis are the machine's servers (``servers``)."""
     ticks = os.sysconf("SC_CLK_TCK")
     page = os.sysconf("SC_PAGE_SIZE")
     cpu = dict.fromkeys(PARTS, 0.0)
@@ -425,11 +462,14 @@ def cpu_by_part(load_pids: set[int], stack: int) -> tuple[dict[str, float], dict
             pid = seen[pid][0]
         return False
 
-    for pid, (_, command, fields) in seen.items():
-        part = _classify(command, pid, load_pids)
+    for pid, (parent, command, fields) in seen.items():
+        part = _classify(command, pid, parent, load_pids, servers)
         if part is None or (part not in ("postgres", "redis", "load") and not in_stack(pid)):
             continue
-        cpu[part] += sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+        # Reaped children's time too, but not the PostgreSQL server's: it reaps every session,
+        # other databases' as well.
+        own = (11, 12) if pid == servers.postmaster else (11, 12, 13, 14)
+        cpu[part] += sum(int(fields[i]) for i in own) / ticks
         if part == "web":
             rss["web"] += int(fields[21]) * page
     return cpu, rss
@@ -552,6 +592,7 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
     settle(args.database_url)
 
     port = free_port()
+    servers = find_servers(args.database_url, args.broker)
     stack = start_stack(port, args.database_url, args.broker)
     rows: list[dict[str, Any]] = []
     fork = multiprocessing.get_context("fork")
@@ -572,7 +613,7 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
                 pipe.send(message)
             return [pipe.recv() for pipe in pipes]
 
-        _, rss = cpu_by_part(load_pids, stack.pid)
+        _, rss = cpu_by_part(load_pids, stack.pid, servers)
         rss_empty = rss["web"]
         playing = 0
         for n, step in enumerate(steps):
@@ -581,7 +622,7 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
             answers = ask([("add", share) for share in shares])
             ready = sum(a[1] for a in answers)
             time.sleep(2.0)
-            _, rss = cpu_by_part(load_pids, stack.pid)
+            _, rss = cpu_by_part(load_pids, stack.pid, servers)
             row: dict[str, Any] = {"tables": step, "streams": 3 * step, "ready": ready}
             if n == 0:
                 row["idle_kib"] = (rss["web"] - rss_empty) / max(1, 3 * step) / 1024
@@ -589,13 +630,13 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
             playing = step
             time.sleep(args.warmup)
             ask([("start",)] * args.procs)
-            cpu0, _ = cpu_by_part(load_pids, stack.pid)
+            cpu0, _ = cpu_by_part(load_pids, stack.pid, servers)
             busy0, total0 = busy_cores()
             t0 = time.monotonic()
             time.sleep(args.seconds)
             windows = [a[1] for a in ask([("end",)] * args.procs)]
             elapsed = time.monotonic() - t0
-            cpu1, rss = cpu_by_part(load_pids, stack.pid)
+            cpu1, rss = cpu_by_part(load_pids, stack.pid, servers)
             busy1, total1 = busy_cores()
             moves = sum(w.moves for w in windows)
             posts = [x for w in windows for x in w.posts]
