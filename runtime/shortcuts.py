@@ -173,17 +173,43 @@ def answer(
     """A 200 with ``data`` as DRF's renderer writes it and the headers the view, DRF and
     Django's middleware give it (``Allow``, the security middleware's, ``Content-Length``)."""
     content = ORJSONRenderer().render(data, "application/json", {})
-    response = HttpResponse(content, content_type="application/json")
-    for name, value in (headers or {}).items():
-        response[name] = value
-    response["Allow"] = allow
-    SecurityMiddleware(_no_response).process_response(request, response)
-    response["Content-Length"] = str(len(content))
-    return (
-        200,
-        [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response.items()],
-        content,
+    out = [(b"content-type", b"application/json")]
+    out += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    out.append((b"allow", allow.encode("latin-1")))
+    out += _security_headers(request.is_secure())
+    out.append((b"content-length", str(len(content)).encode()))
+    return 200, out, content
+
+
+_security: dict[tuple, list[tuple[bytes, bytes]]] = {}
+
+
+def _security_headers(secure: bool) -> list[tuple[bytes, bytes]]:
+    """The headers Django's ``SecurityMiddleware`` adds to an answer, made by it once per
+    scheme and settings."""
+    policy = settings.SECURE_REFERRER_POLICY
+    key = (
+        secure,
+        settings.SECURE_HSTS_SECONDS,
+        settings.SECURE_HSTS_INCLUDE_SUBDOMAINS,
+        settings.SECURE_HSTS_PRELOAD,
+        settings.SECURE_CONTENT_TYPE_NOSNIFF,
+        policy if policy is None or isinstance(policy, str) else tuple(policy),
+        settings.SECURE_CROSS_ORIGIN_OPENER_POLICY,
     )
+    found = _security.get(key)
+    if found is None:
+        blank = HttpResponse()
+        before = set(blank.headers)
+        probe = ShortRequest("GET", "/", b"", "https" if secure else "http", {})
+        SecurityMiddleware(_no_response).process_response(probe, blank)
+        found = [
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in blank.items()
+            if name not in before
+        ]
+        _security[key] = found
+    return found
 
 
 def _no_response(request: Any) -> None:

@@ -10,6 +10,7 @@ command is legal stays the rules core's question (422 with its code).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -176,3 +177,79 @@ class CommandField(serializers.Field):
 @extend_schema_field(command_schema(many=True))
 class CommandListField(serializers.ListField):
     """Commands as the server lists them (``legal_commands``)."""
+
+
+# ---------------------------------------------------------------- the common case, checked quickly
+
+#: A card code exactly as the serializer's pattern reads it, nothing around it.
+_CARD = re.compile(r"(?:[A2-9TJQK]|10)[CDHS]|(?:[a2-9tjqk]|10)[cdhs]")
+_SEED = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: The largest version a body may name (a PostgreSQL integer).
+MAX_VERSION = 2**31 - 1
+#: Per command type: the fields it must have, and the fields it may have.
+_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "draw": (frozenset({"type"}), frozenset({"type"})),
+    "call_draw": (frozenset({"type"}), frozenset({"type"})),
+    "challenge": (frozenset({"type"}), frozenset({"type"})),
+    "fold": (frozenset({"type"}), frozenset({"type"})),
+    "discard": (frozenset({"type", "card"}), frozenset({"type", "card"})),
+    "lay_off": (frozenset({"type", "card", "meld_id"}), frozenset({"type", "card", "meld_id"})),
+    "meld": (frozenset({"type", "cards"}), frozenset({"type", "cards", "hidden"})),
+    "take_discard": (frozenset({"type"}), frozenset({"type", "cards", "meld_id"})),
+}
+_BODY = frozenset({"command", "expected_version", "seat", "client_seed"})
+
+
+def _card(value: Any) -> bool:
+    return type(value) is str and _CARD.fullmatch(value) is not None
+
+
+def _cards(value: Any) -> bool:
+    return type(value) is list and bool(value) and all(_card(card) for card in value)
+
+
+def _meld_id(value: Any) -> bool:
+    return type(value) is int and value >= 1
+
+
+def _quick_command(data: Any) -> dict[str, Any] | None:
+    if type(data) is not dict:
+        return None
+    kind = data.get("type")
+    fields = _FIELDS.get(kind) if type(kind) is str else None
+    if fields is None or not fields[0] <= data.keys() <= fields[1]:
+        return None
+    if "card" in data and not _card(data["card"]):
+        return None
+    cards = data.get("cards")
+    if "cards" in data and not (_cards(cards) or (cards is None and data["type"] != "meld")):
+        return None
+    meld_id = data.get("meld_id")
+    if "meld_id" in data and not (
+        _meld_id(meld_id) or (meld_id is None and data["type"] != "lay_off")
+    ):
+        return None
+    if "hidden" in data and type(data["hidden"]) is not bool:
+        return None
+    return dict(data)
+
+
+def quick_command_body(data: Any) -> dict[str, Any] | None:
+    """What ``CommandInputSerializer`` validates a command body to, for the bodies clients send
+    (exact JSON types, no unknown field, card codes and seeds with nothing around them); None for
+    any other body, which the serializer itself must judge. The serializer's field machinery
+    costs a visible share of a move's CPU (docs/scaling.md); ``tests/api/test_quick_command.py``
+    holds this to the serializer's results."""
+    if type(data) is not dict or not data.keys() <= _BODY:
+        return None
+    version, seat, seed = data.get("expected_version"), data.get("seat"), data.get("client_seed")
+    if type(version) is not int or not 0 <= version <= MAX_VERSION:
+        return None
+    if "seat" in data and seat is not None and not (type(seat) is int and 0 <= seat <= 2):
+        return None
+    if "client_seed" in data and not (type(seed) is str and _SEED.fullmatch(seed)):
+        return None
+    command = _quick_command(data.get("command"))
+    if command is None:
+        return None
+    return {**data, "command": command}

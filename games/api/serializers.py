@@ -23,7 +23,7 @@ from core.api_fields import (
     StrictIntegerField,
     StrictRegexField,
 )
-from games.api.commands import CommandField, CommandListField, InputSerializer
+from games.api.commands import MAX_VERSION, CommandField, CommandListField, InputSerializer
 from games.api.event_schemas import (
     EVENT_SERIALIZERS,
     MELD_KINDS,
@@ -36,9 +36,6 @@ from games.lobby import BOT_LEVELS
 from games.models import MAX_SPECTATOR_DELAY, Game
 from games.rules import PHASES, RuleSet
 from games.rules.ruleset import DRAW_CALL_TIMINGS, FIRST_DEALERS, STOCK_OUT_TIES
-
-MAX_VERSION = 2**31 - 1
-
 
 # ---------------------------------------------------------------- rules and seats
 

@@ -1,7 +1,8 @@
 """The move's shortcut: ``POST /games/{id}/commands`` answered without Django's handler.
 
 Every step is ``GameCommandsApi``'s, with its own classes and services: its authentication,
-permission and throttle classes, ``CommandInputSerializer``, ``play.submit_command`` with
+permission and throttle classes, ``CommandInputSerializer`` (``quick_command_body`` first, which
+gives the same result for the bodies clients send), ``play.submit_command`` with
 ``presenters.command_answer``, the idempotency key, the ``Idempotent-Replayed`` header. Anything
 the view would answer with an error (or that Django's middleware would change) is handed to
 Django instead, which answers it as always (``runtime.shortcuts``). A move is the request
@@ -18,6 +19,7 @@ from core.api_errors import idempotency_key
 from core.errors import DomainError
 from games import play
 from games import presenters as present
+from games.api.commands import quick_command_body
 from games.api.serializers import CommandInputSerializer
 from games.api.views import GameCommandsApi
 from runtime import shortcuts
@@ -43,10 +45,14 @@ def play_command(request: ShortRequest, body: bytes, match: re.Match[str]) -> An
         key = idempotency_key(request)
     except APIException:
         return None
-    command = CommandInputSerializer(data=data)
-    if not command.is_valid() or shortcuts.throttled(request, view):
+    checked = quick_command_body(data)
+    if checked is None:  # a body the quick check leaves to the serializer
+        serializer = CommandInputSerializer(data=data)
+        if not serializer.is_valid():
+            return None
+        checked = serializer.validated_data
+    if shortcuts.throttled(request, view):
         return None
-    checked = command.validated_data
     try:
         written = play.submit_command(
             game_id=match["game_id"],
