@@ -108,6 +108,40 @@ def present_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return seats
 
 
+#: Seats as a game view shows them, per seats and names: (shown, fresh until, forgets, epoch).
+_shown: dict[tuple, tuple[list[dict[str, Any]], float, int, int]] = {}
+_SHOWN_KEYS = ("user_id", "username", "level")
+
+
+def public_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seats of ``game_started`` as a game view lists them (``seat``, ``kind``, ``user_id``,
+    ``username``, ``level``), under the current names. Every view of every move shows them, so
+    the list is kept for as long as each of its names is: callers must not change it."""
+    seats = tuple(seats)
+    key = tuple((s.get("kind", "user"), s.get("user_id"), s.get("level")) for s in seats)
+    now = time.monotonic()
+    hit = _shown.get(key)
+    if hit is not None and hit[1] > now and hit[2] == _forgets and hit[3] == notices.epoch():
+        return hit[0]
+    forgets, epoch = _forgets, notices.epoch()
+    shown = []
+    for index, seat in enumerate(present_seats(seats)):
+        entry = {"seat": index, "kind": seat.get("kind", "user")}
+        for name in _SHOWN_KEYS:
+            if name in seat:
+                entry[name] = seat[name]
+        shown.append(entry)
+    with _lock:
+        users = [uid for _, uid, _ in key if isinstance(uid, int)]
+        kept = [_names.get(uid) for uid in users]
+        if all(k is not None and (k[2] is None or k[2] == epoch) for k in kept):
+            until = min((k[0] for k in kept if k is not None), default=now + 3600.0)
+            if len(_shown) >= MAX_ENTRIES:
+                _shown.clear()
+            _shown[key] = (shown, until, forgets, epoch)
+    return shown
+
+
 def upcast_event(data: Any) -> Any:
     """An event's data as shown: the names older ``game_started`` events stored are dropped.
 
@@ -140,3 +174,4 @@ def clear() -> None:
     with _lock:
         _forgets += 1
         _names.clear()
+        _shown.clear()

@@ -15,8 +15,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from games import players
 from games.models import Game, Rematch, Seat
-from games.players import display_name, present_seats, upcast_event
+from games.players import display_name, upcast_event
 from games.rules import GameState, legal_commands, player_view, redact_event
 
 
@@ -130,15 +131,9 @@ def _rematch_source(game: Game) -> str | None:
 
 
 def public_seats(state: GameState) -> list[dict[str, Any]]:
-    """Who sits where, from ``game_started``, each person under their current name."""
-    out = []
-    for index, seat in enumerate(present_seats(state.seats)):
-        entry = {"seat": index, "kind": seat.get("kind", "user")}
-        for key in ("user_id", "username", "level"):
-            if key in seat:
-                entry[key] = seat[key]
-        out.append(entry)
-    return out
+    """Who sits where, from ``game_started``, each person under their current name (a list
+    that is shared: not to be changed)."""
+    return players.public_seats(state.seats)
 
 
 # ---------------------------------------------------------------- a game as one seat sees it

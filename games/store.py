@@ -121,11 +121,18 @@ class Head:
     # Who may watch, and how far behind (fixed when the table is created).
     visibility: str = "private"
     spectator_delay: int = 0
+    # Other processes' appends heard since ``base`` (``advance``), folded on when first needed.
+    base: Head | None = field(default=None, compare=False, repr=False)
+    unfolded: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def state(self) -> GameState | None:
         """The rules state at ``version`` (``None`` before the first event)."""
         if self.decoded is not None:
             return self.decoded
+        if self.base is not None:
+            state = fold(self.unfolded, self.base.state())
+            object.__setattr__(self, "decoded", state)  # the same for every caller: kept
+            return state
         return state_at(self.game_id, self.version, self.snapshot)
 
 
@@ -357,16 +364,29 @@ def time_from_iso(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+#: Appends a head may hold unfolded (``advance``); a game that far behind is read again instead.
+MAX_UNFOLDED = 200
+
+
 def advance(game_id: uuid.UUID, note: dict[str, Any], state: GameState | None = None) -> None:
     """Another process's committed append, from its notice (``notice``): a head this process
-    holds at the version before it moves on to it (``state``: the state after it, when the
-    caller has folded it already), so this process's next move on the game needs no read."""
+    holds at the version before it moves on to it, so this process's next move on the game
+    needs no read. ``state``: the state after it, when the caller has folded it already;
+    otherwise the rows are folded only when this process next needs the state (most heads
+    are passed again by the next notice before that)."""
     rows = note["rows"]
     old = heads.get(game_id, rows[0]["seq"] - 1)
     if old is None:
         return
+    base: Head | None = None
+    unfolded: tuple[Any, ...] = ()
     if state is None:
-        state = fold([row["data"] for row in rows], old.state())
+        pending = old.base is not None and old.decoded is None
+        base = old.base if pending else old
+        unfolded = (*(old.unfolded if pending else ()), *(row["data"] for row in rows))
+        if len(unfolded) > MAX_UNFOLDED:
+            heads.forget(game_id)
+            return
     heads.put(
         replace(
             old,
@@ -379,6 +399,8 @@ def advance(game_id: uuid.UUID, note: dict[str, Any], state: GameState | None = 
             finished_at=time_from_iso(note["finished_at"]),
             reply=None,
             decoded=state,
+            base=base,
+            unfolded=unfolded,
         ),
         committed=True,
     )

@@ -99,3 +99,27 @@ def test_when_hearing_stops_what_was_kept_long_is_dropped(
     notices.set_hearing(False)  # the listener's connection went down: notices may be lost
     with django_assert_num_queries(1):
         players.names([user.pk])
+
+
+def test_a_view_s_seats_are_kept_while_their_names_are(
+    settings, hearing, user_factory, django_assert_num_queries
+):
+    settings.TONGITS_NAME_CACHE_HEARING_SECONDS = 60.0
+    ana, bob = user_factory(username="ana"), user_factory(username="bob")
+    seats = [
+        {"kind": "user", "user_id": ana.pk},
+        {"kind": "bot", "level": "easy"},
+        {"kind": "user", "user_id": bob.pk, "username": "stored-long-ago"},
+    ]
+    players.clear()
+    shown = players.public_seats(seats)
+    assert shown == [
+        {"seat": 0, "kind": "user", "user_id": ana.pk, "username": "ana"},
+        {"seat": 1, "kind": "bot", "level": "easy"},
+        {"seat": 2, "kind": "user", "user_id": bob.pk, "username": "bob"},
+    ]
+    with django_assert_num_queries(0):
+        assert players.public_seats(seats) is shown
+    bob.username = "bobby"
+    bob.save()  # forgets bob's name here at once (and, on commit, everywhere that hears)
+    assert players.public_seats(seats)[2]["username"] == "bobby"

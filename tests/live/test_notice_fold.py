@@ -168,6 +168,47 @@ def test_a_cached_head_follows_another_process_s_appends_from_their_notices(user
     store.heads.clear()
 
 
+def test_a_head_folds_the_appends_it_heard_only_when_its_state_is_wanted(user_factory):
+    game_id, payloads = _notices_of_a_match(user_factory)
+    gid = uuid.UUID(game_id)
+    notes = [orjson.loads(p.split(":", 2)[2]) for p in payloads if p.count(":") >= 2]
+    first = notes[0]["rows"][0]["seq"] - 1
+    game = Game.objects.get(pk=game_id)
+    start = store.Head(
+        game_id=gid,
+        version=first,
+        last_hash=Event.objects.get(game_id=game_id, seq=first).hash if first else "",
+        snapshot=None,
+        rules=game.rules,
+        created_by_id=game.created_by_id,
+        status="active",
+        settled_at=None,
+        turn_deadline=None,
+        started_at=game.started_at,
+        finished_at=None,
+        decoded=store.fold_from_zero(game_id, upto=first) if first else None,
+    )
+    store.heads.clear()
+    store.heads.put(start)
+    for i, note in enumerate(notes):
+        store.advance(gid, note)
+        head = store.heads.get(gid, note["rows"][-1]["seq"])
+        assert head is not None
+        assert head.decoded is None  # nothing folded yet
+        if i % 7 == 3:  # now and then a move of this process's wants the state
+            wanted = state_to_dict(head.state())
+            assert wanted == state_to_dict(store.fold_from_zero(game_id, upto=head.version))
+    head = store.heads.get(gid, game.version)
+    assert head is not None and state_to_dict(head.state()) == game.snapshot
+
+    # A head that would hold more unfolded appends than it may is let go (read again instead).
+    store.heads.clear()
+    store.heads.put(start)
+    store.advance(gid, {**notes[0], "rows": notes[0]["rows"] * (store.MAX_UNFOLDED + 1)})
+    assert store.heads.get(gid, notes[0]["rows"][-1]["seq"]) is None
+    store.heads.clear()
+
+
 def test_a_notice_too_large_for_notify_names_only_the_game_and_version() -> None:
     game_id = uuid.uuid4()
     now = datetime.now(UTC)
