@@ -305,8 +305,7 @@ class Listener:
                     backoff = 0.1
                     # Whatever was committed while nobody listened: every stream re-reads.
                     self.wake_all()
-                    async for note in conn.notifies():
-                        self.dispatch(note.payload)
+                    await self._hear(conn.pgconn)
             except (psycopg.Error, OSError) as exc:
                 if not self.closing:
                     logger.warning("live: lost the LISTEN connection (%s); reconnecting", exc)
@@ -316,6 +315,28 @@ class Listener:
             self.reconnects += 1
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+    async def _hear(self, pgconn: Any) -> None:
+        """Dispatch each notice as its bytes arrive, until the connection fails: libpq's own
+        reading in one loop callback per arrival (psycopg's ``notifies()`` generator costs a
+        coroutine round trip per notice, and every process hears every move)."""
+        lost: asyncio.Future[None] = self.loop.create_future()
+
+        def readable() -> None:
+            try:
+                pgconn.consume_input()
+                while (note := pgconn.notifies()) is not None:
+                    self.dispatch(note.extra.decode())
+            except psycopg.Error as exc:
+                if not lost.done():
+                    lost.set_exception(exc)
+
+        fd = pgconn.socket
+        self.loop.add_reader(fd, readable)
+        try:
+            await lost
+        finally:
+            self.loop.remove_reader(fd)
 
 
 def connection_params() -> dict[str, Any]:
