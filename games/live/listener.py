@@ -16,7 +16,8 @@ so a lost or doubled notice can delay a stream but never corrupt it.
   coalesced read of the game per wake, so thirty streams of one table cost one query.
 - ``UserHub``: one per player with an open ``/me/stream``; woken for notices of games they sit
   at (the listener looks the seated users up, cached once the match has started).
-- Idle streams cost nothing: they sleep on their event (and a 15 s keep-alive timer).
+- Idle streams cost nothing: they sleep on their event; one timer per process ticks the hubs
+  nobody woke for a while, and their streams then send a keep-alive comment.
 - Connection lost: the listener reconnects (backing off up to 5 s), LISTENs again and then wakes
   every hub, so each stream re-reads from its last seq whatever was committed meanwhile.
 - SIGTERM/SIGINT/SIGQUIT (the server stopping): every stream ends at once, and the clients
@@ -31,6 +32,7 @@ import contextlib
 import logging
 import signal
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -59,14 +61,24 @@ WAKE_USER = "wake-user:"
 WAKE_GAME = "wake-game:"
 
 
+#: A stream sends a comment (so proxies keep the connection) once it has been silent for
+#: ``KEEP_ALIVE_SECONDS - TICK_SECONDS`` at a tick: after 10 to 15 s of silence.
+KEEP_ALIVE_SECONDS = 15.0
+#: How often the listener ticks the hubs nobody woke for that long.
+TICK_SECONDS = 5.0
+
+
 class Hub:
-    """Wake-ups for one key: ``changed`` is set, and replaced, at every ``wake()``."""
+    """Wake-ups for one key: ``changed`` is set, and replaced, at every ``wake()`` (news: ``gen``
+    moves on) and every ``tick()`` (the listener's keep-alive clock for a quiet hub: nothing
+    new), so a waiting stream needs no timer of its own."""
 
     def __init__(self, key: Any) -> None:
         self.key = key
         self.refs = 0
         self.gen = 0
         self.news = 0  # how many WAKE_USER (a user's hub) or WAKE_GAME notices it heard
+        self.touched = time.monotonic()  # the last wake or tick
         self._changed = asyncio.Event()
 
     @property
@@ -75,6 +87,10 @@ class Hub:
 
     def wake(self) -> None:
         self.gen += 1
+        self.tick()
+
+    def tick(self) -> None:
+        self.touched = time.monotonic()
         event, self._changed = self._changed, asyncio.Event()
         event.set()
 
@@ -178,6 +194,17 @@ class Listener:
         self._seats: dict[str, tuple[int, ...]] = {}
         self._looking_up: set[str] = set()
         self._task = loop.create_task(self._run(), name="live-listener")
+        self._ticker = loop.call_later(TICK_SECONDS, self._tick)
+
+    def _tick(self) -> None:
+        """Every ``TICK_SECONDS``: tick the hubs nobody woke for a while, so their streams send
+        their keep-alives (one timer per process, instead of one per waiting stream)."""
+        quiet = time.monotonic() - (KEEP_ALIVE_SECONDS - TICK_SECONDS)
+        for hub in [*self.games.values(), *self.users.values()]:
+            if hub.touched <= quiet:
+                hub.tick()
+        if not self.loop.is_closed():
+            self._ticker = self.loop.call_later(TICK_SECONDS, self._tick)
 
     # ------------------------------------------------------------ subscriptions
 

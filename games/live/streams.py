@@ -4,7 +4,7 @@ Frames (https://html.spec.whatwg.org/multipage/server-sent-events.html)::
 
     id: <seq>\\nevent: <type>\\ndata: <the JSON /events gives this reader for seq>\\n\\n
     event: view\\ndata: <game_payload + revealed (finished) + settled + server_time>\\n\\n
-    : keep-alive\\n\\n                                    (a comment, every 15 s of silence)
+    : keep-alive\\n\\n                          (a comment, after 10 to 15 s of silence)
     event: end\\ndata: {"reason": "settled" | "aborted" | "shutdown"}\\n\\n
 
 Only event frames carry an ``id``, so a client's ``Last-Event-ID`` is always the last seq it
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,6 @@ from games import presenters as present
 from games.live import db, feed, listener
 from ops import gauges
 
-KEEP_ALIVE_SECONDS = 15.0
 RETRY_MILLISECONDS = 1000
 
 
@@ -47,15 +47,19 @@ def with_server_time(payload_json: bytes) -> bytes:
     return payload_json[:-1] + b',"server_time":' + stamp + b"}"
 
 
-async def _sleep_until(changed: asyncio.Event, seconds: float) -> bool:
-    """True when woken, False after ``seconds`` of silence."""
-    if changed.is_set():
-        return True
-    try:
-        async with asyncio.timeout(seconds):  # a timer, not a task per wait as wait_for makes
-            await changed.wait()
-    except TimeoutError:
-        return False
+async def _quiet(
+    live: listener.Listener, hub: listener.Hub, changed: asyncio.Event, gen: int
+) -> bool:
+    """Wait for news on ``hub`` after ``gen`` (True), or until a keep-alive is due (False): the
+    hub's ticks (``Listener._tick``) wake its streams when nobody else has for a while."""
+    since = time.monotonic()
+    while not live.closing:
+        await changed.wait()
+        if hub.gen != gen or live.closing:
+            return True
+        changed = hub.changed  # a tick: nothing new
+        if time.monotonic() - since >= listener.KEEP_ALIVE_SECONDS - listener.TICK_SECONDS:
+            return False
     return True
 
 
@@ -194,7 +198,8 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
         news, sources = hub.news, list(GAME_SOURCES)
         positions = [await db.run(source.start, opened) for source in sources]
         while True:
-            changed = hub.changed  # taken before reading: a notice during the read wakes us
+            # Taken before reading: a notice during the read wakes us.
+            changed, gen = hub.changed, hub.gen
             read = await hub.read(last, _render_followed)
             reveal = read.finished
             upto = selectors.spectator_version(read.version, read.game.status, opened.delay)
@@ -249,8 +254,9 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
                 yield b"".join(out)
             if read.done:
                 return
-            while not live.closing and not await _sleep_until(changed, KEEP_ALIVE_SECONDS):
+            while not await _quiet(live, hub, changed, gen):
                 yield b": keep-alive\n\n"
+                changed = hub.changed
             if live.closing:
                 yield frame("end", to_json({"reason": "shutdown"}))
                 return
@@ -331,7 +337,7 @@ async def me_stream(user_id: int) -> AsyncIterator[bytes]:
         news, sources = hub.news, list(ME_SOURCES)
         positions = [await db.run(source.start, user_id) for source in sources]
         while True:
-            changed = hub.changed
+            changed, gen = hub.changed, hub.gen
             found = await db.run(feed.my_tables, user_id, _followed(tables or {}))
             now = {t.game_id: t for t in found}
             out = []
@@ -351,8 +357,9 @@ async def me_stream(user_id: int) -> AsyncIterator[bytes]:
             tables = {g: t for g, t in now.items() if not t.settled and t.status not in CLOSED}
             if out:
                 yield b"".join(out)
-            while not live.closing and not await _sleep_until(changed, KEEP_ALIVE_SECONDS):
+            while not await _quiet(live, hub, changed, gen):
                 yield b": keep-alive\n\n"
+                changed = hub.changed
             if live.closing:
                 yield frame("end", to_json({"reason": "shutdown"}))
                 return

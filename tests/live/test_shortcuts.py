@@ -113,9 +113,10 @@ def test_every_refusal_is_djangos_own_answer(live, django_url, settings):
             if token:
                 headers["Authorization"] = f"Token {token}"
             raw = case.get("raw")
-            content = raw if raw is not None else httpx.Request("POST", "/", json=case["body"]).read()
+            if raw is None:
+                raw = httpx.Request("POST", "/", json=case["body"]).read()
             path = f"/api/v1/games/{case.get('game', game_id)}/commands{case.get('query', '')}"
-            answers.append(httpx.post(door + path, content=content, headers=headers, timeout=10))
+            answers.append(httpx.post(door + path, content=raw, headers=headers, timeout=10))
         ours, djangos = answers
         assert ours.status_code == djangos.status_code, (name, ours.text, djangos.text)
         assert ours.status_code >= 400, (name, ours.text)
