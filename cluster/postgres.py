@@ -74,9 +74,14 @@ def give(path: Path, user: str | None) -> None:
 
 def run(argv: list[str], user: str | None, what: str, timeout: float = 300) -> str:
     """Run a PostgreSQL tool (as ``user``); its output, or ClusterError with it."""
+    # As that user with its own group and no other (root's group would make the group bits,
+    # not the others', decide what it may enter).
+    group = pwd.getpwnam(user).pw_gid if user else None
     done = subprocess.run(
         argv,
         user=user,
+        group=group,
+        extra_groups=[] if user else None,
         cwd="/",
         capture_output=True,
         text=True,

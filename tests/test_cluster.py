@@ -1,0 +1,228 @@
+"""The cluster (`make cluster`: two web nodes behind HAProxy, pgbouncer, a PostgreSQL primary and
+its synchronous standby, Redis, two worker nodes, two schedulers), started as a terminal would
+start it, in a temporary var dir on free ports: one match through HAProxy against two bots,
+one web node killed with ``kill -9`` in the middle of it, the match finishes, and Ctrl-C leaves
+nothing running. Needs Debian's postgresql-15, pgbouncer, haproxy and redis-server (`.ci/run`
+installs them); it fails, never skips, without them.
+
+The longer run, with every fault of docs/operations.md, is `make chaos` (not a test).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import signal
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+
+from cluster import harness, topology
+from games.rules.bots import GreedyBot
+
+MATCH_TIMEOUT_SECONDS = 120.0
+
+
+class Client:
+    """A player's HTTP client, retrying as a mobile app does: on a refused or dropped
+    connection and on 502/503 (a node restarting, HAProxy's own 503), with the same
+    Idempotency-Key for a command."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.token: str | None = None
+        self.retried = 0
+
+    def headers(self, **extra: str) -> dict[str, str]:
+        out = {"Content-Type": "application/json", **extra}
+        if self.token:
+            out["Authorization"] = f"Token {self.token}"
+        return out
+
+    def call(self, method: str, path: str, body: Any = None, key: str | None = None) -> Any:
+        deadline = time.monotonic() + 60
+        while True:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=15)
+            try:
+                extra = {"Idempotency-Key": key} if key else {}
+                conn.request(
+                    method,
+                    path,
+                    json.dumps(body) if body is not None else None,
+                    self.headers(**extra),
+                )
+                answer = conn.getresponse()
+                status, raw = answer.status, answer.read()
+            except (OSError, http.client.HTTPException):
+                status, raw = None, b""
+            finally:
+                conn.close()
+            if status is not None and status < 500:
+                return status, json.loads(raw) if raw else None
+            assert time.monotonic() < deadline, f"{method} {path}: no answer within 60 s"
+            self.retried += 1
+            time.sleep(0.3)
+
+    def stream(self, path: str, after: int) -> Iterator[tuple[str, str | None, Any]]:
+        """(event, id, data) frames of a game stream from seq ``after`` until it closes."""
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=20)
+        try:
+            conn.request(
+                "GET",
+                path,
+                headers=self.headers(
+                    **{"Accept": "text/event-stream", "Last-Event-ID": str(after)}
+                ),
+            )
+            answer = conn.getresponse()
+            if answer.status != 200:
+                answer.read()
+                raise ConnectionError(f"stream answered {answer.status}")
+            event, ident, data = None, None, None
+            for raw in answer:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("id: "):
+                    ident = line[4:]
+                elif line.startswith("data: "):
+                    data = json.loads(line[6:])
+                elif not line and event is not None:
+                    yield event, ident, data
+                    event, ident, data = None, None, None
+        finally:
+            conn.close()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with tempfile.TemporaryDirectory(prefix="tongits-cluster-") as tmp:
+        running = harness.start(
+            Path(tmp),
+            env={
+                "WEB_CONCURRENCY": "1",
+                "TONGITS_BOT_DELAY_SECONDS": "0",
+                "TONGITS_NEXT_ROUND_DELAY_SECONDS": "0",
+            },
+        )
+        try:
+            yield running
+        except BaseException:
+            print(running.log_text()[-3000:])
+            raise
+        finally:
+            harness.stop(running)
+
+
+def test_a_match_through_haproxy_outlives_a_killed_web_node(cluster) -> None:
+    described = json.loads(cluster.layout.description_file.read_text())
+    roles = {c["name"]: c["role"] for c in described["components"]}
+    assert roles["pg-a"] == "postgres-primary" and roles["pg-b"] == "postgres-standby"
+    assert [roles[n] for n in topology.WEB_NODES] == ["web", "web"]
+    assert all(c["pid"] for c in described["components"] if c["name"] != topology.DIRECT_NODE)
+
+    api = Client(cluster.url)
+    name = f"c{uuid.uuid4().hex[:10]}"
+    status, body = api.call(
+        "POST", "/api/v1/auth/register", {"username": name, "password": "a-long-cluster-passphrase"}
+    )
+    assert status == 201, body
+    api.token = body["token"]
+    seats = [{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "easy"}]
+    rules = {"preset": "standard", "wins_to_match": 1}  # one round: the test stays short
+    status, table = api.call("POST", "/api/v1/tables", {"rules": rules, "seats": seats})
+    assert status == 201 and table["status"] == "active", table
+    game = f"/api/v1/games/{table['id']}"
+
+    bot, rng = GreedyBot(), random.Random(1)
+    killed, victim, moves, last, acted, end, reconnects = None, "", 0, 0, -1, None, -1
+    deadline = time.monotonic() + MATCH_TIMEOUT_SECONDS
+    while end is None:
+        assert time.monotonic() < deadline, "the match did not end in time"
+        reconnects += 1
+        try:
+            for event, ident, data in api.stream(f"{game}/stream", last):
+                if ident:
+                    last = int(ident)
+                if event == "end":
+                    end = data
+                    break
+                if event != "view" or not data["legal_commands"] or data["version"] <= acted:
+                    continue
+                if moves == 3 and killed is None:  # mid-match: the stream's web node dies
+                    serving = harness.nodes_serving(cluster.layout)
+                    assert len(serving) == 1, serving
+                    victim = serving[0]
+                    killed = cluster.pid(victim)
+                    os.killpg(killed, signal.SIGKILL)
+                command = bot.choose(data["view"], data["legal_commands"], rng)
+                status, answer = api.call(
+                    "POST",
+                    f"{game}/commands",
+                    {"command": command, "expected_version": data["version"]},
+                    key=uuid.uuid4().hex,
+                )
+                assert status in (200, 409), answer
+                acted = data["version"]
+                moves += status == 200
+        except (OSError, http.client.HTTPException, ConnectionError):
+            api.retried += 1
+            time.sleep(0.3)  # the stream's node died: reconnect after the last seq
+    assert killed is not None, "the match ended before a node could be killed"
+    assert reconnects >= 1, "the stream did not have to move to the other node"
+    assert end == {"reason": "settled"}
+
+    status, audit = api.call("GET", f"{game}/audit")
+    assert status == 200 and audit["sound"] and audit["chain_ok"], audit
+    # The history is read from the standby, and shows the match as soon as it is settled.
+    status, history = api.call("GET", f"/api/v1/players/{name}/matches")
+    assert status == 200 and [m["game_id"] for m in history["results"]] == [table["id"]]
+    since = standby_now(cluster)
+    assert api.call("GET", f"/api/v1/players/{name}/stats")[0] == 200
+    assert standby_ran(cluster, "accounts_playerstats", since), "the read missed the standby"
+    # supervisord started the killed node again, and HAProxy sends to it once it is healthy.
+    deadline = time.monotonic() + 60
+    while harness.node_states(cluster.layout).get(victim) != "UP" or cluster.pid(victim) in (
+        0,
+        killed,
+    ):
+        assert time.monotonic() < deadline, f"{victim} did not come back"
+        time.sleep(0.2)
+    print(
+        f"{moves} moves of ours, {api.retried} retries, {reconnects} stream reconnects; "
+        f"{victim} (pid {killed}) killed mid-match, back in HAProxy"
+    )
+
+
+def _standby(cluster) -> psycopg.Connection:
+    port = cluster.layout.port_of(cluster.state().standby)
+    return psycopg.connect(
+        host="127.0.0.1", port=port, user="postgres", dbname="postgres", autocommit=True
+    )
+
+
+def standby_now(cluster) -> Any:
+    with _standby(cluster) as conn:
+        return conn.execute("SELECT now()").fetchone()[0]
+
+
+def standby_ran(cluster, table: str, since: Any) -> bool:
+    """Whether a session of the application's ran a query of ``table`` on the standby since."""
+    with _standby(cluster) as conn:
+        return bool(
+            conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND query LIKE %s "
+                "AND query_start >= %s",
+                [topology.DATABASE, f"%{table}%", since],
+            ).fetchone()[0]
+        )
