@@ -16,7 +16,8 @@ Failover (``python -m cluster failover``), when the primary is gone:
 
 Rejoin (``python -m cluster rejoin``) brings the fenced server back as the synchronous standby
 (pg_rewind, or a new base backup). Until then the new primary runs alone: its commits are on
-one server only.
+one server only. It also replaces a standby that was lost: while the synchronous standby is
+away, the primary's commits wait for it.
 """
 
 from __future__ import annotations
@@ -71,14 +72,21 @@ def failover(layout: Layout, force: bool = False) -> float:
 
 
 def rejoin(layout: Layout) -> float:
-    """The fenced old primary back as the synchronous standby; seconds it took."""
+    """The other server back as the primary's synchronous standby: the fenced old primary
+    after a failover, or a standby that was lost (while it is away, the primary's commits
+    wait for it); seconds it took."""
     started = time.monotonic()
     user = postgres.server_user()
     with locked(layout):
         state = State.load(layout)
-        if state.standby is not None:
-            raise ClusterError(f"{state.standby} is already the standby")
         node = next(n for n in topology.PG_NODES if n != state.primary)
+        if state.standby == node and postgres.in_recovery(layout, node):
+            try:
+                postgres.wait_synchronous(layout, state.primary, node, timeout=5)
+            except ClusterError:
+                pass
+            else:
+                raise ClusterError(f"{node} is already the synchronous standby")
         runner.rejoin_node(layout, state, node, user)
         state.save(layout)
     took = time.monotonic() - started
