@@ -345,18 +345,21 @@ def xmlrpc_fault() -> type[Exception]:
     return xmlrpc.client.Fault
 
 
-def heal(layout: Layout) -> None:
-    """Restart the workers and beat when /healthz names the sweeper late (as make run does)."""
+def heal(layout: Layout) -> bool:
+    """Restart the workers and beat when /healthz names the sweeper late (as make run does);
+    whether it did."""
     from ops.stack import late_parts
 
     late = late_parts(str(layout.port))
-    if late and "sweeper" in late:
-        log("/healthz: the sweeper is late; restarting the workers and beat")
-        server = rpc(layout).supervisor
-        for name in (*topology.WORKER_NODES, "beat"):
-            with contextlib.suppress(xmlrpc_fault()):
-                server.stopProcess(name, True)
-            server.startProcess(name, False)
+    if not late or "sweeper" not in late:
+        return False
+    log("/healthz: the sweeper is late; restarting the workers and beat")
+    server = rpc(layout).supervisor
+    for name in (*topology.WORKER_NODES, "beat"):
+        with contextlib.suppress(xmlrpc_fault()):
+            server.stopProcess(name, True)
+        server.startProcess(name, False)
+    return True
 
 
 def run(layout: Layout, direct_node: bool = False) -> int:
@@ -402,8 +405,9 @@ def run(layout: Layout, direct_node: bool = False) -> int:
             with contextlib.suppress(OSError, xmlrpc_fault()):
                 write_description(layout, describe(layout, State.load(layout), os.getpid()))
             if time.monotonic() >= next_heal:
-                heal(layout)
-                next_heal = time.monotonic() + max(interval, 5.0)
+                healed = heal(layout)
+                wait = max(HEAL_GRACE_SECONDS, 3 * interval) if healed else max(interval, 5.0)
+                next_heal = time.monotonic() + wait
             time.sleep(0.5)
     except ClusterError as exc:
         log(f"error: {exc}")

@@ -251,7 +251,10 @@ def haproxy_cfg(layout: Layout) -> str:
     once, takes none out); with no node up, HAProxy answers the API's JSON 503. A request
     that could not reach a node goes to the other one (retries, redispatch); the streams
     (Server-Sent Events, a keep-alive comment every 15 s) pass through under the 60 s idle
-    timeouts; least connections, since a stream holds its connection for the whole match."""
+    timeouts; least connections, since a stream holds its connection for the whole match. A
+    node that refuses a client's connection is marked down at once (``observe layer4``), not
+    after the next two checks."""
+    observe = "observe layer4 error-limit 1 on-error mark-down"
     servers = "\n".join(
         f"    server {node} 127.0.0.1:{layout.port_of(node)} check" for node in WEB_NODES
     )
@@ -283,7 +286,7 @@ backend web
     option httpchk
     http-check send meth GET uri /healthz?scope=node ver HTTP/1.1 hdr Host localhost
     http-check expect status 200
-    default-server inter 1s fastinter 500ms downinter 500ms fall 2 rise 1
+    default-server inter 1s fastinter 500ms downinter 500ms fall 2 rise 1 {observe}
 {servers}
 """
 

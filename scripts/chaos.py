@@ -529,6 +529,12 @@ class Fault:
         )
 
 
+def moved_on(now: tuple[int, str, str] | None, version: int) -> bool:
+    """Whether a table that waited on the server at ``version`` got that work done: a move or
+    a deal appended, or its settlement recorded (which appends nothing)."""
+    return now is not None and (now[0] > version or now[2] not in ("bot", "deal", "settle"))
+
+
 class Faults:
     def __init__(self, run: Run, probe: Probe, db: Database) -> None:
         self.run = run
@@ -567,13 +573,17 @@ class Faults:
             if fault.api is None and fault.back is not None:
                 fault.api = self.probe.healthy_since(fault.injected_at)
             if fault.bots is None:
-                moved = self.db.versions(set(waiting)) if waiting else {}
-                if all(moved.get(g, (v, "", ""))[0] > v for g, v in waiting.items()):
+                now_at = self.db.versions(set(waiting)) if waiting else {}
+                if all(moved_on(now_at.get(g), v) for g, v in waiting.items()):
                     fault.bots = now if waiting else fault.injected_at
             if fault.back and fault.api and fault.bots:
                 break
             time.sleep(0.1)
         fault.errors = self.probe.failures_since(fault.injected_at)
+        if fault.bots is None:
+            now_at = self.db.versions(set(waiting))
+            late = {g: now_at.get(g) for g, v in waiting.items() if not moved_on(now_at.get(g), v)}
+            fault.detail += f" (bot tables that did not move on: {late})"
         self.done.append(fault)
         log(fault.line())
 

@@ -226,3 +226,65 @@ def standby_ran(cluster, table: str, since: Any) -> bool:
                 [topology.DATABASE, f"%{table}%", since],
             ).fetchone()[0]
         )
+
+
+# ---------------------------------------------------------------- the configuration, as text
+
+
+def test_the_default_ports_clash_with_nothing_the_machine_runs() -> None:
+    layout = topology.Layout(root=Path("/tmp/x/cluster"))
+    ports = [layout.port_of(name) for name in ("haproxy", *topology.OFFSETS)]
+    assert len(set(ports)) == len(ports)
+    assert not {5432, 6379, 8000, 6432} & set(ports)
+
+
+def test_the_application_writes_through_pgbouncer_and_listens_past_it() -> None:
+    layout = topology.Layout(root=Path("/tmp/x/cluster"))
+    env = layout.app_env("pg-b", "pg-a")
+    assert env["DATABASE_URL"].endswith(f":{layout.port_of('pgbouncer')}/tongits")
+    assert env["DATABASE_PREPARED_STATEMENTS"] == "0"  # pgbouncer 1.18
+    both = f"127.0.0.1:{layout.port_of('pg-b')},127.0.0.1:{layout.port_of('pg-a')}"
+    assert env["DATABASE_LISTEN_URL"] == (
+        f"postgres://postgres@{both}/tongits?target_session_attrs=read-write"
+    )
+    assert env["DATABASE_REPLICA_URL"].endswith("?target_session_attrs=prefer-standby")
+    assert env["CELERY_BROKER_URL"] != env["CACHE_URL"]
+    ini = topology.pgbouncer_ini(layout, "pg-b")
+    assert "pool_mode = transaction" in ini
+    assert f"tongits = host=127.0.0.1 port={layout.port_of('pg-b')} dbname=tongits" in ini
+
+
+def test_postgresql_is_never_restarted_behind_the_operators_back() -> None:
+    layout = topology.Layout(root=Path("/tmp/x/cluster"))
+    conf = topology.supervisord_conf(
+        layout, topology.programs(layout, Path("/usr/lib/postgresql/15/bin"), "postgres", "pg-a")
+    )
+    sections = {block.split("]", 1)[0]: block for block in conf.split("[program:")[1:]}
+    for node in topology.PG_NODES:
+        assert "autorestart=false" in sections[node] and "user=postgres" in sections[node]
+        assert "stopsignal=INT" in sections[node]  # fast shutdown
+    for name in (*topology.WEB_NODES, *topology.WORKER_NODES, *topology.SCHEDULERS, "pgbouncer"):
+        assert "autorestart=true" in sections[name], name
+    assert all("autostart=false" in block for block in sections.values())  # the runner orders
+    assert "--hostname=worker-1@%%h" in sections["worker-1"]  # supervisord's own % doubled
+
+
+def test_a_primary_waits_for_its_standby_and_a_standby_for_nobody() -> None:
+    layout = topology.Layout(root=Path("/tmp/x/cluster"))
+    assert "synchronous_standby_names = '\"pg-b\"'" in topology.postgres_conf(
+        layout, "pg-a", sync_standby="pg-b"
+    )
+    assert "synchronous_standby_names = ''" in topology.postgres_conf(
+        layout, "pg-b", sync_standby=None
+    )
+
+
+def test_haproxy_checks_each_node_and_answers_json_when_none_is_up() -> None:
+    layout = topology.Layout(root=Path("/tmp/x/cluster"))
+    cfg = topology.haproxy_cfg(layout)
+    assert "uri /healthz?scope=node" in cfg
+    for node in topology.WEB_NODES:
+        assert f"server {node} 127.0.0.1:{layout.port_of(node)} check" in cfg
+    head, body = topology.haproxy_503().split("\r\n\r\n", 1)
+    assert json.loads(body)["code"] == "unavailable"
+    assert f"Content-Length: {len(body)}" in head
