@@ -148,10 +148,13 @@ def haproxy(layout: Layout, command: str) -> str:
     return out.decode()
 
 
-def nodes_serving(layout: Layout) -> list[str]:
-    """The web nodes HAProxy has a client's session open with now (a stream's, say)."""
-    found = re.findall(r"\bbe=web srv=(\S+)", haproxy(layout, "show sess"))
-    return sorted(set(found) & set(topology.WEB_NODES))
+def node_serving(layout: Layout, client_port: int) -> str | None:
+    """The web node HAProxy sends the session of a client's connection (its local port) to."""
+    for line in haproxy(layout, "show sess").splitlines():
+        match = re.search(r"\bsrc=[^ ]*:(\d+) .*\bbe=web srv=(\S+)", line)
+        if match and int(match.group(1)) == client_port:
+            return match.group(2)
+    return None
 
 
 def node_states(layout: Layout) -> dict[str, str]:

@@ -42,6 +42,7 @@ class Client:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.token: str | None = None
         self.retried = 0
+        self.stream_port = 0
 
     def headers(self, **extra: str) -> dict[str, str]:
         out = {"Content-Type": "application/json", **extra}
@@ -88,6 +89,7 @@ class Client:
             if answer.status != 200:
                 answer.read()
                 raise ConnectionError(f"stream answered {answer.status}")
+            self.stream_port = conn.sock.getsockname()[1]
             event, ident, data = None, None, None
             for raw in answer:
                 line = raw.decode().rstrip("\r\n")
@@ -160,9 +162,8 @@ def test_a_match_through_haproxy_outlives_a_killed_web_node(cluster) -> None:
                 if event != "view" or not data["legal_commands"] or data["version"] <= acted:
                     continue
                 if moves == 3 and killed is None:  # mid-match: the stream's web node dies
-                    serving = harness.nodes_serving(cluster.layout)
-                    assert len(serving) == 1, serving
-                    victim = serving[0]
+                    victim = harness.node_serving(cluster.layout, api.stream_port)
+                    assert victim in topology.WEB_NODES, victim
                     killed = cluster.pid(victim)
                     os.killpg(killed, signal.SIGKILL)
                 command = bot.choose(data["view"], data["legal_commands"], rng)
