@@ -250,22 +250,34 @@ def reload(layout: Layout, node: str) -> None:
 
 
 def wait_synchronous(layout: Layout, primary: str, standby: str, timeout: float = 60.0) -> None:
-    """Until ``standby`` streams from ``primary`` as its synchronous standby."""
+    """Until ``standby`` streams from ``primary`` as its synchronous standby, has replayed
+    everything the primary had written when asked, and still streams half a second later on
+    the same connection (a standby whose WAL diverged connects, then drops, again and again)."""
     deadline = time.monotonic() + timeout
-    state = None
+    target = None
+    seen: tuple | None = None
+    row = None
     while time.monotonic() < deadline:
         try:
             with connect(layout, primary) as conn:
-                state = conn.execute(
-                    "SELECT state, sync_state FROM pg_stat_replication WHERE application_name = %s",
-                    [standby],
+                if target is None:
+                    target = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+                row = conn.execute(
+                    "SELECT pid, state, sync_state, replay_lsn >= %s::pg_lsn "
+                    "FROM pg_stat_replication WHERE application_name = %s",
+                    [target, standby],
                 ).fetchone()
         except psycopg.Error:
-            state = None
-        if state == ("streaming", "sync"):
-            return
+            row = None
+        if row is not None and row[1:] == ("streaming", "sync", True):
+            if seen is not None and seen[0] == row[0] and time.monotonic() - seen[1] >= 0.5:
+                return
+            if seen is None or seen[0] != row[0]:
+                seen = (row[0], time.monotonic())
+        else:
+            seen = None
         time.sleep(0.1)
-    raise ClusterError(f"{standby} is not {primary}'s synchronous standby ({state})")
+    raise ClusterError(f"{standby} is not {primary}'s synchronous standby ({row})")
 
 
 def promote(layout: Layout, node: str, timeout: int = 60) -> None:

@@ -35,6 +35,8 @@ from cluster.topology import Layout
 
 START_TIMEOUT_SECONDS = 180.0
 STOP_TIMEOUT_SECONDS = 60.0
+# A standby started again gets this long to catch up and stream before it is copied anew.
+CATCH_UP_SECONDS = 30.0
 # After restarting the workers and beat for a late sweeper, judge again after this long.
 HEAL_GRACE_SECONDS = 30.0
 APPLICATION = (
@@ -147,49 +149,69 @@ def bring_up_databases(layout: Layout, user: str | None) -> State:
             raise ClusterError(f"{primary} is recorded as the primary but runs as a standby")
         postgres.ensure_database(layout, primary)
         other = next(n for n in topology.PG_NODES if n != primary)
-        if other in state.fenced or state.standby is None:
+        if other in state.fenced:
             log(f"postgres  {other} was the primary before a failover: rejoining it as standby")
-            rejoin_node(layout, state, other, user)
-        else:
-            if not postgres.initialised(layout, other):
-                log(f"postgres  pg_basebackup {primary} -> {other}")
-                postgres.clone(layout, primary, other, user)
-            postgres.configure(layout, other, user, primary=primary, standby=True)
-            start_program(layout, other)
-            postgres.wait_ready(layout, other)
-            make_synchronous(layout, state, other, user)
+        rejoin_node(layout, state, other, user)
         state.save(layout)
         return state
 
 
-def make_synchronous(layout: Layout, state: State, standby: str, user: str | None) -> None:
+def make_synchronous(
+    layout: Layout, state: State, standby: str, user: str | None, timeout: float = 60.0
+) -> None:
     """Once ``standby`` streams, the primary's commits wait for it."""
     postgres.configure(layout, state.primary, user, primary=state.primary, sync_standby=standby)
     postgres.reload(layout, state.primary)
-    postgres.wait_synchronous(layout, state.primary, standby)
+    postgres.wait_synchronous(layout, state.primary, standby, timeout)
     state.standby = standby
 
 
 def rejoin_node(layout: Layout, state: State, node: str, user: str | None) -> None:
-    """The fenced old primary back as the synchronous standby: rewound to the new primary's
-    timeline (pg_rewind), or copied again (pg_basebackup) if it cannot be rewound."""
+    """``node`` back as the primary's synchronous standby. A standby that was lost is started
+    again and catches up from the primary's WAL; the fenced old primary is rewound onto the new
+    primary's timeline (pg_rewind). Either is copied again (pg_basebackup) when that fails."""
     server = rpc(layout).supervisor
     if server.getProcessInfo(node)["statename"] in ("RUNNING", "STARTING"):
         server.stopProcess(node, True)
+    fenced = node in state.fenced
     if postgres.initialised(layout, node):
-        # pg_rewind first finishes the stopped server's crash recovery in single-user mode,
-        # which a standby cannot run: the fence's standby.signal goes while it is stopped.
-        (layout.data_dir(node) / "standby.signal").unlink(missing_ok=True)
-    if postgres.initialised(layout, node) and postgres.rewind(layout, node, state.primary, user):
-        log(f"postgres  {node} rewound to {state.primary}'s timeline")
-        postgres.configure(layout, node, user, primary=state.primary, standby=True)
-    else:
-        log(f"postgres  pg_basebackup {state.primary} -> {node}")
-        postgres.clone(layout, state.primary, node, user)
+        if fenced:
+            # pg_rewind first finishes the stopped server's crash recovery in single-user mode,
+            # which a standby cannot run: the fence's standby.signal goes while it is stopped.
+            (layout.data_dir(node) / "standby.signal").unlink(missing_ok=True)
+            if postgres.rewind(layout, node, state.primary, user):
+                log(f"postgres  {node} rewound to {state.primary}'s timeline")
+                if _start_standby(layout, state, node, user):
+                    return
+        elif _start_standby(layout, state, node, user):
+            return
+        if _running(layout, node):
+            server.stopProcess(node, True)
+    log(f"postgres  pg_basebackup {state.primary} -> {node}")
+    postgres.clone(layout, state.primary, node, user)
+    if not _start_standby(layout, state, node, user):
+        raise ClusterError(f"{node} does not stream from {state.primary} even as a new copy")
+
+
+def _running(layout: Layout, node: str) -> bool:
+    return rpc(layout).supervisor.getProcessInfo(node)["statename"] in ("RUNNING", "STARTING")
+
+
+def _start_standby(layout: Layout, state: State, node: str, user: str | None) -> bool:
+    """Start ``node`` as the standby and make the primary wait for it; False if it does not
+    catch up and stream."""
+    postgres.configure(layout, node, user, primary=state.primary, standby=True)
     start_program(layout, node)
-    postgres.wait_ready(layout, node)
-    make_synchronous(layout, state, node, user)
+    try:
+        postgres.wait_ready(layout, node, timeout=CATCH_UP_SECONDS)
+        make_synchronous(layout, state, node, user, timeout=CATCH_UP_SECONDS)
+    except ClusterError as exc:
+        log(f"postgres  {node}: {exc}")
+        postgres.configure(layout, state.primary, user, primary=state.primary)
+        postgres.reload(layout, state.primary)  # commits must not wait for it meanwhile
+        return False
     state.fenced = [n for n in state.fenced if n != node]
+    return True
 
 
 # ---------------------------------------------------------------- var/cluster.json
