@@ -17,10 +17,11 @@ It starts `make cluster` (``python -m cluster``) in a temporary var dir on free 
   ``kill -9`` of the worker node that has a bot's turn in hand (its log says it received the
   task and has not finished it), ``kill -9`` of a scheduler, a restart of pgbouncer, a restart
   of Redis, a fast restart of the primary, and a hard stop (``kill -9``) of the primary followed
-  by ``python -m cluster failover``. For each it prints how long recovery took: the part back
-  (running again, or the standby promoted), a write through HAProxy answered again (a probe
-  client marks its inbox read every 0.2 s), and every bot table that was waiting on the server
-  moved on;
+  by ``python -m cluster failover`` (then ``python -m cluster rejoin``: the old primary must
+  come back as the new one's synchronous standby, read-only). For each fault it prints how
+  long recovery took: the part back (running again, or the standby promoted), a write through
+  HAProxy answered again (a probe client marks its inbox read every 0.2 s), and every bot table
+  that was waiting on the server moved on;
 - then no new match starts, the matches in play run on for up to ``DRAIN_SECONDS``, and:
   every game's hash chain, legality and seal verify (``manage.py verify_events``); every command
   answered 200 has its events in the log, at the seqs and with the hashes it was told, exactly
@@ -712,12 +713,7 @@ class Faults:
         done = subprocess.run(
             [sys.executable, "-m", "cluster", "failover"],
             cwd=ROOT,
-            env={
-                **os.environ,
-                "TONGITS_VAR_DIR": str(self.cluster.layout.var_dir),
-                "CLUSTER_PORT": str(self.cluster.layout.port),
-                "CLUSTER_BASE_PORT": str(self.cluster.layout.base_port),
-            },
+            env=self.cluster_env(),
             capture_output=True,
             text=True,
         )
@@ -732,6 +728,46 @@ class Faults:
         self.recover(fault, back, waiting)
         fault.detail = f"(the failover command took {failed_over - fault.injected_at:.1f} s)"
         log(f"  {fault.detail}")
+        self.rejoin(old, new)
+
+    def rejoin(self, old: str, new: str) -> None:
+        """The fenced old primary back as the standby (``python -m cluster rejoin``): it must
+        come back read-only, following the new primary, never taking a write."""
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "cluster", "rejoin"],
+            cwd=ROOT,
+            env=self.cluster_env(),
+            capture_output=True,
+            text=True,
+        )
+        state = self.cluster.state()
+        if done.returncode != 0 or state.standby != old or state.fenced:
+            self.run.failures.append(f"rejoin: {done.stdout}{done.stderr} {state}")
+            return
+        with psycopg.connect(
+            host="127.0.0.1",
+            port=self.cluster.layout.port_of(old),
+            user="postgres",
+            dbname="postgres",
+            autocommit=True,
+        ) as conn:
+            if not conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+                self.run.failures.append(f"{old} takes writes after the failover")
+        if not self.synchronous(new, old):
+            self.run.failures.append(f"{old} is not {new}'s synchronous standby after rejoin")
+        log(
+            f"  rejoin: {old} rewound into {new}'s synchronous standby, read-only, in "
+            f"{time.monotonic() - started:.1f} s"
+        )
+
+    def cluster_env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "TONGITS_VAR_DIR": str(self.cluster.layout.var_dir),
+            "CLUSTER_PORT": str(self.cluster.layout.port),
+            "CLUSTER_BASE_PORT": str(self.cluster.layout.base_port),
+        }
 
     def all(self) -> list:
         return [
