@@ -196,6 +196,10 @@ def rewind(layout: Layout, old: str, primary: str, user: str | None) -> bool:
     """Turn a stopped old primary into a copy of the new primary's history (pg_rewind: only the
     blocks that differ since the timelines split); False if that cannot be done."""
     source = f"host=127.0.0.1 port={layout.port_of(primary)} user=postgres dbname=postgres"
+    # A promoted server's control file names its new timeline only after a checkpoint; before
+    # it, pg_rewind sees one timeline on both sides and rewinds nothing.
+    with connect(layout, primary) as conn:
+        conn.execute("CHECKPOINT")
     try:
         run(
             [

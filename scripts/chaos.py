@@ -756,8 +756,9 @@ class Faults:
                 self.run.failures.append(f"{old} takes writes after the failover")
         if not self.synchronous(new, old):
             self.run.failures.append(f"{old} is not {new}'s synchronous standby after rejoin")
+        how = "copied anew" if "pg_basebackup" in done.stdout else "rewound"
         log(
-            f"  rejoin: {old} rewound into {new}'s synchronous standby, read-only, in "
+            f"  rejoin: {old} {how} into {new}'s synchronous standby, read-only, in "
             f"{time.monotonic() - started:.1f} s"
         )
 
