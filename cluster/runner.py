@@ -446,16 +446,3 @@ def run(layout: Layout, direct_node: bool = False) -> int:
         log(f"stopped in {time.monotonic() - stopping:.1f} s")
         lock.close()
     return status
-
-
-def healthy_components(layout: Layout) -> dict[str, str]:
-    """Program name -> supervisord's state name (for status)."""
-    return {name: info["statename"] for name, info in processes(layout).items()}
-
-
-def fetch(url: str, timeout: float = 3.0) -> tuple[int, Any]:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, None

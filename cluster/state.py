@@ -69,11 +69,3 @@ def rpc(layout: Layout) -> Any:
 def processes(layout: Layout) -> dict[str, dict[str, Any]]:
     """supervisord's view of each program: state name, pid (0 when not running), times."""
     return {info["name"]: info for info in rpc(layout).supervisor.getAllProcessInfo()}
-
-
-def description(layout: Layout) -> dict[str, Any]:
-    """``var/cluster.json``'s content, as the runner writes it."""
-    try:
-        return json.loads(layout.description_file.read_text())
-    except FileNotFoundError:
-        return {}
