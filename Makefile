@@ -6,10 +6,13 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-push simulate tournament
+.PHONY: help install run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-push simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
+	@echo "make cluster   two web nodes behind HAProxy, pgbouncer, a PostgreSQL primary and synchronous standby, on :8100"
+	@echo "make chaos     a cluster, tables of people and bots, and faults one after another (under 10 min)"
+	@echo "make bench-cluster  moves/s and POST p99 through HAProxy + pgbouncer against one node direct"
 	@echo "make manage ARGS=\"createsuperuser\"  manage.py on the database make run uses"
 	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it) + smoke test"
 	@echo "make lint      ruff check, ruff format --check, import contracts, no import loop"
@@ -44,6 +47,18 @@ $(NPM_STAMP): package.json package-lock.json
 # Web (gunicorn), Celery worker and beat; embedded PostgreSQL unless DATABASE_URL is set.
 run: $(STAMP)
 	$(PY) -m ops.stack
+
+# The cluster on this machine (cluster/): Debian's postgresql-15, pgbouncer, haproxy and redis.
+cluster: $(STAMP)
+	$(PY) -m cluster
+
+# Faults against a cluster of its own, while simulated people and bots play (scripts/chaos.py).
+chaos: $(STAMP)
+	$(PY) scripts/chaos.py
+
+# HAProxy + pgbouncer + two nodes against one node straight on PostgreSQL, interleaved.
+bench-cluster: $(STAMP)
+	$(PY) scripts/bench_cluster.py
 
 # manage.py on the database `make run` uses (ops/manage.py): make manage ARGS="createsuperuser".
 manage: $(STAMP)

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts import projections, services
+from core import replica
 from games import scheduling, settlement
 from games.errors import GameNotFound
 from games.tasks import GAME_TASK_OPTIONS
@@ -32,6 +33,8 @@ def settle_match_now(game_id: str) -> str:
     match's buy-ins), ``nothing_to_do``."""
     try:
         with transaction.atomic():
+            # The public history reads a standby (core.replica): settled means on it too.
+            replica.commit_visible_on_replica()
             settled = settlement.settle(game_id=game_id)
             if settled is None:
                 return "nothing_to_do"

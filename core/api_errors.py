@@ -27,6 +27,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -38,6 +39,8 @@ from core import errors
 from core.errors import clip
 
 API_PREFIX = "/api/"
+#: What a lost or refused database connection raises (a restart, a failover, a pooler's).
+DatabaseUnreachable = (OperationalError, InterfaceError)
 
 
 #: The one table from domain error kinds to HTTP statuses (the most specific class wins).
@@ -207,6 +210,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         if isinstance(exc, errors.Throttled):
             headers["Retry-After"] = str(exc.extra["retry_after"])
         return Response(body, status=http_status(exc), headers=headers)
+    if isinstance(exc, DatabaseUnreachable):
+        # The database (or its pooler) is away or restarting: nothing was answered, and a
+        # command sent with an Idempotency-Key may be sent again as it is (docs/operations.md).
+        set_rollback()
+        body = {"code": "database_unavailable", "detail": "The database is unavailable: retry."}
+        return Response(body, status=503, headers={"Retry-After": "1"})
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

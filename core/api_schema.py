@@ -28,6 +28,7 @@ STATUS_CODES: dict[int, tuple[str, ...]] = {
     415: ("unsupported_media_type",),
     422: (),
     429: ("throttled",),
+    503: ("database_unavailable",),
 }
 
 #: Domain codes per operation id and status, on top of STATUS_CODES: each app's API registers
@@ -81,6 +82,30 @@ def codes_for(operation_id: str, status: int) -> tuple[str, ...]:
     """Every code ``operation_id`` may answer with ``status``, as the schema lists them."""
     extra = OPERATION_CODES.get(operation_id, {}).get(status, ())
     return tuple(dict.fromkeys((*STATUS_CODES.get(status, ()), *extra)))
+
+
+def document_unavailable(result: dict, generator: Any, request: Any, public: bool) -> dict:
+    """drf-spectacular postprocessing hook: every operation may answer 503
+    ``database_unavailable`` (the database or its pooler restarting, a failover), with
+    ``Retry-After``; a command sent again with its Idempotency-Key is safe
+    (``core.api_errors``)."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses") if isinstance(operation, dict) else None
+            if responses is None or "503" in responses:
+                continue
+            responses["503"] = {
+                "description": 'The database is unavailable for a moment: code "database_'
+                'unavailable"; retry after Retry-After seconds.',
+                "headers": {
+                    "Retry-After": {
+                        "schema": {"type": "integer"},
+                        "description": "Seconds to wait before trying again.",
+                    }
+                },
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            }
+    return result
 
 
 def _camel(operation_id: str) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import logging
 import select
+from typing import Any
 
 import psycopg
+from django.conf import settings
 from django.db import connection
 
 from core.notices import CHANNEL
@@ -14,12 +16,28 @@ from core.notices import CHANNEL
 logger = logging.getLogger(__name__)
 
 
+def session_params() -> dict[str, Any]:
+    """psycopg keywords of a connection that holds a session of its own (LISTEN): the default
+    database's, or with ``DATABASE_LISTEN_URL`` (past a pooler in transaction mode, which
+    cannot keep a LISTEN) its host, port, user, password and options on the same database."""
+    params = connection.get_connection_params()
+    for name in ("cursor_factory", "context", "prepare_threshold", "pool"):
+        params.pop(name, None)
+    direct = settings.DATABASE_SESSION
+    if direct:
+        for key in ("host", "port", "user", "password"):
+            params.pop(key, None)
+        for key in ("HOST", "PORT", "USER", "PASSWORD"):
+            if direct.get(key):
+                params[key.lower()] = str(direct[key])
+        params.update(direct.get("OPTIONS") or {})
+    return params
+
+
 def listen(who: str) -> psycopg.Connection | None:
     """A connection of its own that LISTENs on the channel, for a loop that wakes on appends
     (the scheduler, the notifier); None (logged as ``who``'s) if it cannot be had now."""
-    params = connection.get_connection_params()
-    for name in ("cursor_factory", "context", "prepare_threshold"):
-        params.pop(name, None)
+    params = session_params()
     try:
         conn = psycopg.connect(**params, autocommit=True)
         conn.execute(f"LISTEN {CHANNEL}")

@@ -12,6 +12,11 @@ It lives outside ``/api/`` (no authentication, not in the OpenAPI schema). 200 `
 
 Otherwise 503 ``{"status": "unavailable", "late": ["sweeper"], "detail": ...}`` (or
 ``"database": "unreachable"``), naming the part that is late. Two indexed reads, no lock.
+
+``GET /healthz?scope=node`` asks only whether this web node can serve: its database answers.
+It is the load balancer's probe in front of several nodes (``make cluster``'s HAProxy): a late
+sweeper is every node's news at once, and taking them all out of the balancer for it would turn
+a late bot move into an outage.
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ def late_parts(beats: dict[str, float], now: float, started: float | None = None
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 ``{"status": "ok"}``, else 503 naming what is unreachable or late."""
+    """200 ``{"status": "ok"}``, else 503 naming what is unreachable or late (with
+    ``scope=node``: only whether the database answers)."""
     try:
         with connection.cursor() as cursor:
             cursor.execute(
@@ -50,6 +56,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
             beats = {name: float(epoch) for name, epoch in cursor.fetchall()}
     except DatabaseError:
         return JsonResponse({"status": "unavailable", "database": "unreachable"}, status=503)
+    if request.GET.get("scope") == "node":
+        return JsonResponse({"status": "ok"})
     now = time.time()
     late = late_parts(beats, now)
     if late:

@@ -26,11 +26,13 @@ other and never refused. A refusal is 429
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 from typing import Any
 
 from django.conf import settings
+from redis.exceptions import RedisError
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -38,6 +40,7 @@ from ops import counts
 from ops.counts import cache
 from ops.tally import tally
 
+logger = logging.getLogger(__name__)
 __all__ = ["cache"]  # the throttles' cache, for the log-in throttle (accounts)
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([smhd])[a-z]*\s*$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -60,16 +63,34 @@ def _local() -> bool:
 
 
 def bump(key: str, ttl: float) -> int:
-    """Add one to a counter; its new value (1 for a new key or a new window)."""
+    """Add one to a counter; its new value (1 for a new key or a new window, 0 when Redis
+    cannot be reached: the request is let through rather than refused for the counter's sake,
+    and the outage is logged)."""
     if _local():
         return tally(settings.TONGITS_THROTTLE_COUNTS_FILE).add(key, ttl)
     store = cache()
     try:
-        return store.incr(key)
-    except ValueError:  # no such key yet
-        if store.add(key, 1, int(ttl) + 1):
-            return 1
-        return store.incr(key)
+        try:
+            return store.incr(key)
+        except ValueError:  # no such key yet
+            if store.add(key, 1, int(ttl) + 1):
+                return 1
+            return store.incr(key)
+    except RedisError:
+        _unreachable()
+        return 0
+
+
+_warned_at = 0.0
+
+
+def _unreachable() -> None:
+    """Log that the counters' Redis is away, at most every 10 s per process."""
+    global _warned_at
+    now = time.monotonic()
+    if now - _warned_at >= 10.0:
+        _warned_at = now
+        logger.warning("throttles: Redis unreachable; counting nothing meanwhile", exc_info=True)
 
 
 def forget_counts(keys: list[str]) -> None:

@@ -96,3 +96,31 @@ def test_the_health_command_checks_the_same_heartbeat(settings) -> None:
     scheduling.heartbeat(scheduling.SWEEPER, late)
     with pytest.raises(CommandError, match="late: sweeper"):
         call_command("health")
+
+
+@pytest.mark.django_db
+def test_the_node_scope_leaves_the_sweeper_out(
+    client: Client, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A balancer's probe of one node (make cluster's HAProxy): a late sweeper is every node's
+    news at once and takes none of them out; a database that does not answer does."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from games import scheduling
+
+    monkeypatch.setattr(health, "STARTED", 0.0)
+    scheduling.heartbeat(scheduling.SWEEPER, timezone.now() - timedelta(hours=1))
+    assert client.get("/healthz").status_code == 503
+    response = client.get("/healthz?scope=node")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+    class DeadConnection:
+        def cursor(self) -> None:
+            raise OperationalError("connection refused")
+
+    monkeypatch.setattr(health, "connection", DeadConnection())
+    response = client.get("/healthz?scope=node")
+    assert response.status_code == 503
+    assert response.json() == {"status": "unavailable", "database": "unreachable"}

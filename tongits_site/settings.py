@@ -5,7 +5,12 @@ Variables (defaults suit a developer machine; production must set the first thre
     DJANGO_SECRET_KEY      secret key (the default is an insecure development key)
     DJANGO_DEBUG           1/true/yes/on for debug mode (default off)
     DJANGO_ALLOWED_HOSTS   comma-separated host names (default localhost,127.0.0.1,[::1])
-    DATABASE_URL           postgres://postgres@127.0.0.1:5432/tongits
+    DATABASE_URL           postgres://postgres@127.0.0.1:5432/tongits (several hosts:
+                           postgres://u@h1:5432,h2:5432/db?target_session_attrs=read-write)
+    DATABASE_LISTEN_URL    the connections that need a session of their own (LISTEN), past a
+                           transaction-mode pooler (default: DATABASE_URL)
+    DATABASE_REPLICA_URL   a standby the public history, stats, leaderboard and match reads go
+                           to (default: none, they read DATABASE_URL)
     DATABASE_CONN_MAX_AGE  seconds to keep a database connection open (default 60)
     DATABASE_PREPARED_STATEMENTS  1: the write path's statements are prepared (0 for poolers
                                   that cannot keep prepared statements)
@@ -127,9 +132,33 @@ ASGI_APPLICATION = "tongits_site.asgi.application"
 # its own, so a thread's persistent connection would be a new PostgreSQL backend per request.
 # 0 turns the pool off (then DATABASE_CONN_MAX_AGE keeps a connection per thread).
 DATABASE_POOL_MAX_SIZE = int(os.environ.get("DATABASE_POOL_MAX_SIZE", "8"))
+
+
+def database_settings(url: str, **kwargs: object) -> dict[str, object]:
+    """Django's settings of one database from its URL, which may name several hosts
+    (``postgres://user@h1:5432,h2:5433/db?target_session_attrs=read-write``): libpq tries them
+    in turn and keeps the first whose session suits ``target_session_attrs``, so a client finds
+    a promoted standby without a restart (docs/operations.md, "Failover")."""
+    parts = urlsplit(url)
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    if "," not in hosts:
+        return dj_database_url.parse(url, **kwargs)
+    names, ports = [], []
+    for item in hosts.split(","):
+        host, colon, port = item.rpartition(":") if not item.endswith("]") else (item, "", "")
+        if not colon:
+            host, port = item, ""
+        names.append(host.strip("[]"))
+        ports.append(port or "5432")
+    first = parts._replace(netloc=f"{userinfo}{at}{hosts.split(',')[0]}").geturl()
+    db = dj_database_url.parse(first, **kwargs)
+    db["HOST"], db["PORT"] = ",".join(names), ",".join(ports)
+    return db
+
+
 DATABASES = {
     # Read explicitly (not dj_database_url.config) so tests/test_compose.py finds the variable.
-    "default": dj_database_url.parse(
+    "default": database_settings(
         os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tongits"),
         conn_max_age=0
         if DATABASE_POOL_MAX_SIZE
@@ -137,6 +166,14 @@ DATABASES = {
         conn_health_checks=not DATABASE_POOL_MAX_SIZE,
     )
 }
+# The connections that hold a session (the LISTEN of the live streams, the scheduler and the
+# notifier) must reach PostgreSQL itself, not a pooler in transaction mode: their host, port,
+# user, password and options; the database is DATABASE_URL's (core.listening.session_params).
+DATABASE_LISTEN_URL = os.environ.get("DATABASE_LISTEN_URL", "").strip()
+DATABASE_SESSION = database_settings(DATABASE_LISTEN_URL) if DATABASE_LISTEN_URL else None
+# A hot standby for the public reads of finished matches (history, stats, leaderboard, match
+# summaries: core.replica). Unset, they read the default database.
+DATABASE_REPLICA_URL = os.environ.get("DATABASE_REPLICA_URL", "").strip()
 # The write path's few hot statements (games.store) run as server-side prepared statements,
 # parsed and planned once per connection, because parsing and planning them on every move was
 # a large part of the write's time (docs/scaling.md). Django's own queries stay client-side
@@ -153,6 +190,23 @@ if DATABASE_POOL_MAX_SIZE:
         "max_size": DATABASE_POOL_MAX_SIZE,
         "timeout": 10,
     }
+if DATABASE_REPLICA_URL:  # the alias core.replica.REPLICA_ALIAS names
+    DATABASES["replica"] = database_settings(
+        DATABASE_REPLICA_URL,
+        conn_max_age=0 if DATABASE_POOL_MAX_SIZE else 60,
+        conn_health_checks=not DATABASE_POOL_MAX_SIZE,
+    )
+    _replica_options = DATABASES["replica"].setdefault("OPTIONS", {})
+    _replica_options["prepare_threshold"] = None  # only Django's own queries read it
+    if DATABASE_POOL_MAX_SIZE:
+        _replica_options["pool"] = {
+            "min_size": 0,
+            "max_size": DATABASE_POOL_MAX_SIZE,
+            "timeout": 10,
+        }
+    # A test run has no standby: the alias reads the test database.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
 
 AUTH_USER_MODEL = "accounts.User"
 
@@ -209,6 +263,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "ops.throttling.document_throttling",  # before the codes: 429 gets its enum
+        "core.api_schema.document_unavailable",  # 503 database_unavailable, every operation
         "core.api_schema.error_codes_hook",
     ],
     # Fields named alike with other choices (games/api/event_schemas.py, games/api/serializers.py).

@@ -34,6 +34,7 @@ from accounts.api.serializers import (
 )
 from accounts.models import Session
 from core.api_errors import error_responses
+from core.replica import reads_from_replica
 from ops.throttling import PasswordResetThrottle, RegisterThrottle
 
 TAGS = ["accounts"]
@@ -269,6 +270,7 @@ class PlayerMatchesApi(APIView):
         parameters=[PlayerMatchesParamsSerializer],
         responses={200: PlayerMatchPageSerializer, **error_responses(400, 404)},
     )
+    @reads_from_replica
     def get(self, request: Request, username: str) -> Response:
         params = PlayerMatchesParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
@@ -295,6 +297,7 @@ class PlayerStatsApi(APIView):
         tags=PLAYERS,
         responses={200: PlayerStatsSerializer, **error_responses(404)},
     )
+    @reads_from_replica
     def get(self, request: Request, username: str) -> Response:
         player = selectors.player_get(username=username)
         return Response(PlayerStatsSerializer(selectors.player_stats(player=player)).data)
@@ -311,6 +314,7 @@ class LeaderboardApi(APIView):
         parameters=[LeaderboardParamsSerializer],
         responses={200: LeaderboardPageSerializer, **error_responses(400)},
     )
+    @reads_from_replica
     def get(self, request: Request) -> Response:
         query = LeaderboardParamsSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -328,5 +332,6 @@ class MatchDetailApi(APIView):
         tags=PLAYERS,
         responses={200: MatchDetailSerializer, **error_responses(404)},
     )
+    @reads_from_replica
     def get(self, request: Request, game_id: uuid.UUID) -> Response:
         return Response(MatchDetailSerializer(selectors.match_detail(game_id=game_id)).data)

@@ -38,8 +38,8 @@ from typing import Any
 
 import orjson
 import psycopg
-from django.conf import settings
 
+from core import listening
 from core import notices as core_notices
 from games import store
 from games.live import db, feed
@@ -367,21 +367,20 @@ class Listener:
 
 
 def connection_params() -> dict[str, Any]:
-    """psycopg keywords for the Django database (TCP keepalives: a dead peer shows in ~30 s)."""
-    db_settings = settings.DATABASES["default"]
-    params = {
-        "dbname": db_settings.get("NAME"),
-        "user": db_settings.get("USER"),
-        "password": db_settings.get("PASSWORD"),
-        "host": db_settings.get("HOST"),
-        "port": db_settings.get("PORT"),
-        "application_name": APPLICATION_NAME,
-        "connect_timeout": 5,
-        "keepalives": 1,
-        "keepalives_idle": 10,
-        "keepalives_interval": 5,
-        "keepalives_count": 3,
-    }
+    """psycopg keywords of the listener's own session (``core.listening.session_params``: past
+    a transaction-mode pooler when ``DATABASE_LISTEN_URL`` says so), with TCP keepalives so a
+    dead peer shows in ~30 s."""
+    params = listening.session_params()
+    for key in ("cursor_factory", "client_encoding"):
+        params.pop(key, None)
+    params.update(
+        application_name=APPLICATION_NAME,
+        connect_timeout=5,
+        keepalives=1,
+        keepalives_idle=10,
+        keepalives_interval=5,
+        keepalives_count=3,
+    )
     return {key: value for key, value in params.items() if value not in (None, "")}
 
 

@@ -1,0 +1,117 @@
+"""The operator's commands on a running cluster: failover, rejoin, status.
+
+Failover (``python -m cluster failover``), when the primary is gone:
+
+1. check that it is gone: it answers no connection (with ``--force``, it is stopped first);
+2. fence it: supervisord will not start it (it is stopped and never restarted on its own), and
+   its data directory gets ``standby.signal`` and the new primary as the server it follows, so
+   a start by hand brings it up read-only; the roles file records it as fenced;
+3. promote the standby (``pg_promote``): it takes writes on a new timeline, and waits for no
+   synchronous standby (it was configured with none);
+4. point pgbouncer at it (its file rewritten, SIGHUP): the web nodes, workers and schedulers
+   keep their connections to pgbouncer, and their next transaction reaches the new primary;
+5. the sessions that go around pgbouncer (LISTEN) and the public reads (the replica's URL) name
+   both servers with ``target_session_attrs``: they find the new primary, or the promoted
+   standby, on their next connect, with no restart.
+
+Rejoin (``python -m cluster rejoin``) brings the fenced server back as the synchronous standby
+(pg_rewind, or a new base backup). Until then the new primary runs alone: its commits are on
+one server only. It also replaces a standby that was lost: while the synchronous standby is
+away, the primary's commits wait for it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from cluster import postgres, runner, topology
+from cluster.postgres import ClusterError
+from cluster.state import State, locked, rpc
+from cluster.topology import Layout
+
+
+def log(message: str) -> None:
+    print(f"cluster: {message}", flush=True)
+
+
+def failover(layout: Layout, force: bool = False) -> float:
+    """Promote the standby in place of a primary that is gone; seconds it took."""
+    started = time.monotonic()
+    user = postgres.server_user()
+    with locked(layout):
+        state = State.load(layout)
+        old, new = state.primary, state.standby
+        if new is None:
+            raise ClusterError(f"no standby to promote ({old} is the primary, alone)")
+        if postgres.in_recovery(layout, old) is not None:
+            if not force:
+                raise ClusterError(
+                    f"the primary {old} still answers: stop it first, or use --force to stop it"
+                )
+            log(f"--force: stopping the primary {old}")
+        server = rpc(layout).supervisor
+        if server.getProcessInfo(old)["statename"] in ("RUNNING", "STARTING", "BACKOFF"):
+            server.stopProcess(old, True)
+        # Fenced: should anyone start it, it comes up as a read-only follower of the new one.
+        postgres.configure(layout, old, user, primary=new, standby=True)
+        state.fenced = sorted({*state.fenced, old})
+        state.primary, state.standby = new, None
+        state.failovers += 1
+        state.save(layout)
+        log(f"fenced {old}: stopped, standby.signal in its data directory")
+        # Commits wait for no standby; promotion itself removes standby.signal.
+        postgres.configure(layout, new, user, primary=new, standby=None)
+        postgres.reload(layout, new)
+        postgres.promote(layout, new)
+        log(f"promoted {new}: it takes writes on port {layout.port_of(new)}")
+        runner.repoint_pgbouncer(layout, new)
+        log(f"pgbouncer now sends every transaction to {new}")
+    took = time.monotonic() - started
+    log(f"failover done in {took:.1f} s; `python -m cluster rejoin` makes {old} the standby")
+    return took
+
+
+def rejoin(layout: Layout) -> float:
+    """The other server back as the primary's synchronous standby: the fenced old primary
+    after a failover, or a standby that was lost (while it is away, the primary's commits
+    wait for it); seconds it took."""
+    started = time.monotonic()
+    user = postgres.server_user()
+    with locked(layout):
+        state = State.load(layout)
+        node = next(n for n in topology.PG_NODES if n != state.primary)
+        if state.standby == node and postgres.in_recovery(layout, node):
+            try:
+                postgres.wait_synchronous(layout, state.primary, node, timeout=5)
+            except ClusterError:
+                pass
+            else:
+                raise ClusterError(f"{node} is already the synchronous standby")
+        runner.rejoin_node(layout, state, node, user)
+        state.save(layout)
+    took = time.monotonic() - started
+    log(f"{node} is {state.primary}'s synchronous standby again ({took:.1f} s)")
+    return took
+
+
+def status(layout: Layout) -> int:
+    """Print each component with its state, pid, port and role; 1 if the cluster is not up."""
+    try:
+        infos = {name: info for name, info in _infos(layout).items()}
+    except OSError:
+        log(f"not running ({layout.supervisor_socket} does not answer)")
+        return 1
+    state = State.load(layout)
+    for prog in topology.programs(layout, postgres.bin_dir(), None, state.primary):
+        info = infos.get(prog.name, {})
+        role = state.role_of(prog.name) if prog.role == "postgres" else prog.role
+        print(
+            f"{prog.name:<12} {info.get('statename', '?'):<9} pid {info.get('pid') or '-':<8} "
+            f"port {prog.port or '-':<6} {role}"
+        )
+    print(f"url {layout.url}/  primary {state.primary}  standby {state.standby or '-'}")
+    return 0
+
+
+def _infos(layout: Layout) -> dict[str, dict]:
+    return {info["name"]: info for info in rpc(layout).supervisor.getAllProcessInfo()}

