@@ -10,9 +10,11 @@ small JSON bodies and the browser table's static files are small, so holding a r
 costs little.
 
 A live stream (a ``StreamingHttpResponse`` over an async iterator) is checked the same way, in
-one hop, then fed by the event loop until it ends or the client goes away. Django's own ASGI
-handler would run its middleware in a thread of the request's own (asgiref's thread-sensitive
-context), so every open stream held an idle thread for as long as it stayed open.
+one hop, where Django's part of the request also ends (the response is closed: its closers and
+``request_finished`` run), then fed by the event loop until it ends or the client goes away.
+Django's own ASGI handler would run its middleware in a thread of the request's own (asgiref's
+thread-sensitive context), so every open stream held an idle thread for as long as it stayed
+open.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class OneHopWSGI:
 
     async def _stream(self, response: Any, receive: Any, send: Any) -> None:
         """A response over an async iterator (a live stream), fed by the loop chunk by chunk
-        until it ends or the client goes away; closed in the pool, as the WSGI call would."""
+        until it ends or the client goes away (Django closed it already: ``_call``)."""
 
         async def pump() -> None:
             async for chunk in response.streaming_content:
@@ -80,7 +82,6 @@ class OneHopWSGI:
             for task in (streaming, watching):
                 task.cancel()  # the stream's own clean-up runs as the generator unwinds
             results = await asyncio.gather(streaming, watching, return_exceptions=True)
-            await asyncio.get_running_loop().run_in_executor(self.executor, response.close)
         if isinstance(results[0], Exception):
             raise results[0]
 
@@ -122,6 +123,9 @@ class OneHopWSGI:
         result = self.app(environ, start_response)
         status, headers = started
         if getattr(result, "is_async", False):  # a live stream: the loop feeds it
+            # Django's part ends here (its closers, request_finished and the thread's database
+            # connection): the stream needs none of it, and would keep the request alive.
+            result.close()
             return self._status_and_headers(status, headers) + (result,)
         try:
             content = b"".join(result)
