@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -155,9 +155,10 @@ def read_from_notice(previous: GameRead, note: dict[str, Any]) -> GameRead | Non
     stored = note["rows"]
     if not stored or stored[0]["seq"] != previous.version + 1:
         return None
+    game_id = uuid.UUID(previous.game.game_id)
     rows = [
         store.StoredEvent(
-            game_id=uuid.UUID(previous.game.game_id),
+            game_id=game_id,
             seq=row["seq"],
             type=row["type"],
             data=jsonb_order(row["data"]),
@@ -169,11 +170,13 @@ def read_from_notice(previous: GameRead, note: dict[str, Any]) -> GameRead | Non
         for row in stored
     ]
     state = fold([row.data for row in rows], previous.state)
-    head = replace(
-        previous.game,
-        status=note["status"],
-        turn_deadline=store.time_from_iso(note["turn_deadline"]),
-        awaiting=note["awaiting"],
+    game = previous.game
+    head = GameHead(
+        game.game_id,
+        note["status"],
+        store.time_from_iso(note["turn_deadline"]),
+        game.settled_at,
+        note["awaiting"],
     )
     return GameRead(game=head, state=state, rows=rows)
 
