@@ -137,10 +137,20 @@ class Head:
         """The rules state at ``version`` (``None`` before the first event)."""
         if self.decoded is not None:
             return self.decoded
-        if self.base is not None:
-            state = fold(self.unfolded, self.base.state())
+        # Another thread may fold this head meanwhile; it sets ``decoded`` first, then clears
+        # ``base``, then ``unfolded``: read in the opposite order, the pair is never mixed.
+        unfolded = self.unfolded
+        base = self.base
+        if base is not None:
+            state = fold(unfolded, base.state())
             object.__setattr__(self, "decoded", state)  # the same for every caller: kept
+            # Kept, the heads before this one would chain every earlier head of the game (each
+            # with its state) into memory.
+            object.__setattr__(self, "base", None)
+            object.__setattr__(self, "unfolded", ())
             return state
+        if self.decoded is not None:  # folded by another thread since the first look
+            return self.decoded
         return state_at(self.game_id, self.version, self.snapshot)
 
 
@@ -392,9 +402,11 @@ def advance(game_id: uuid.UUID, note: dict[str, Any], state: GameState | None = 
     base: Head | None = None
     unfolded: tuple[Any, ...] = ()
     if state is None:
-        pending = old.base is not None and old.decoded is None
-        base = old.base if pending else old
-        unfolded = (*(old.unfolded if pending else ()), *(row["data"] for row in rows))
+        # In the order that ``Head.state`` needs, should another thread fold ``old`` meanwhile.
+        old_unfolded, old_base = old.unfolded, old.base
+        pending = old_base is not None and old.decoded is None
+        base = old_base if pending else old
+        unfolded = (*(old_unfolded if pending else ()), *(row["data"] for row in rows))
         if len(unfolded) > MAX_UNFOLDED:
             heads.forget(game_id)
             return
@@ -489,6 +501,8 @@ def write(
         finished_at=columns["finished_at"],
         reply=None,
         decoded=state,
+        base=None,  # the new head is folded or has its snapshot: nothing before it is needed
+        unfolded=(),
     )
     heads.put(new)
     return new

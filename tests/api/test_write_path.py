@@ -214,3 +214,25 @@ def test_without_prepared_statements_moves_are_bound_client_side(players, settin
     game = Game.objects.get(pk=game_id)
     assert state_to_dict(store.fold_from_zero(game_id)) == game.snapshot
     assert store.verify_chain(game_id) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_head_a_move_leaves_holds_no_earlier_head(players, settings):
+    """A head moved on from other processes' notices keeps the head it folds from; the head a
+    write leaves needs nothing before it (kept, a game's heads would chain for a whole match in
+    every process that follows it)."""
+    settings.TONGITS_DEAL_INLINE = True
+    game_id = start_game(players, {"preset": "standard", "wins_to_match": 99})
+    play_moves(players, game_id, 2)
+    payload = get_view(players[0], game_id)
+    client = client_for_turn(players, payload)
+    payload = get_view(client, game_id)
+    head = store.read(game_id)
+    chained = head.moved(decoded=None, base=head, unfolded=())  # as ``store.advance`` leaves one
+    store.heads._heads[head.game_id] = chained
+    response = post_command(client, game_id, choose(payload), payload["version"])
+    assert response.status_code == 200, response.content
+    new = store.heads._heads[head.game_id]
+    assert new.version == response.json()["version"] > head.version
+    assert new.base is None and new.unfolded == ()
+    assert chained.base is None  # folded for the move: the head before it let go as well

@@ -195,9 +195,12 @@ def test_a_head_folds_the_appends_it_heard_only_when_its_state_is_wanted(user_fa
         head = store.heads.get(gid, note["rows"][-1]["seq"])
         assert head is not None
         assert head.decoded is None  # nothing folded yet
+        # What a head holds to fold on is one earlier head, never a chain of them.
+        assert head.base is not None and head.base.base is None
         if i % 7 == 3:  # now and then a move of this process's wants the state
             wanted = state_to_dict(head.state())
             assert wanted == state_to_dict(store.fold_from_zero(game_id, upto=head.version))
+            assert head.base is None and head.unfolded == ()  # folded: the earlier head let go
     head = store.heads.get(gid, game.version)
     assert head is not None and state_to_dict(head.state()) == game.snapshot
 
