@@ -680,7 +680,8 @@ HEADER = (
 def print_row(row: dict[str, Any]) -> None:
     cpu = row["cpu_ms"]
     post, stream = row["post"], row["stream"]
-    memory = f"{row.get('idle_kib', float('nan')):.0f}i/{row['playing_kib']:.0f}p"
+    idle = f"{row['idle_kib']:.0f}i" if "idle_kib" in row else "-"
+    memory = f"{idle}/{row['playing_kib']:.0f}p"
     print(
         f"{row['tables']:>6} {row['moves_per_s']:8.1f} "
         f"{post[0]:6.1f}/{post[1]:6.1f}/{post[2]:6.1f}  "

@@ -50,8 +50,9 @@ logger = logging.getLogger(__name__)
 CONNECT_WAIT_SECONDS = 5.0
 MAX_BACKOFF_SECONDS = 5.0
 SEAT_CACHE_SIZE = 10_000
-#: Rows (and their rendered frames) a hub keeps behind the game's version.
-KEEP_ROWS = 64
+#: Rows (and their rendered frames) a hub keeps behind the game's version: its streams read each
+#: wake, so few are ever behind by more; each kept row costs every process that follows the game.
+KEEP_ROWS = 16
 APPLICATION_NAME = "tongits-live-listener"
 
 

@@ -124,6 +124,23 @@ def test_a_hub_that_folds_a_notice_answers_its_next_read_without_a_query(user_fa
     assert answered.version == note["rows"][-1]["seq"]
 
 
+def test_a_hub_keeps_only_the_recent_rows_of_a_whole_match(user_factory) -> None:
+    """Every notice of a match offered in turn to one hub: the rows and frames it holds stay
+    within twice ``KEEP_ROWS`` (a process follows a game for as long as the match lasts)."""
+    game_id, payloads = _notices_of_a_match(user_factory)
+    notes = [orjson.loads(p.split(":", 2)[2]) for p in payloads if p.count(":") >= 2]
+    assert notes[-1]["rows"][-1]["seq"] > 2 * listener.KEEP_ROWS + 8  # longer than kept
+    hub = listener.GameHub(game_id)
+    hub._read, hub._read_gen = _head_at(game_id, notes[0]["rows"][-1]["seq"], notes[0]), hub.gen
+    for note in notes[1:]:
+        hub.rendered[(note["rows"][-1]["seq"], 0, False)] = b"frame"
+        assert hub.offer(note) is not None
+        hub.wake()
+        assert len(hub.rows) <= 2 * listener.KEEP_ROWS
+        assert len(hub.rendered) <= 2 * listener.KEEP_ROWS
+    assert max(hub.rows) == notes[-1]["rows"][-1]["seq"]
+
+
 def test_a_cached_head_follows_another_process_s_appends_from_their_notices(user_factory):
     game_id, payloads = _notices_of_a_match(user_factory)
     gid = uuid.UUID(game_id)
