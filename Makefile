@@ -64,9 +64,12 @@ bench-cluster: $(STAMP)
 manage: $(STAMP)
 	@$(PY) -m ops.manage $(ARGS)
 
+# Two pytest-xdist workers, each test file on one of them (its module's servers shared).
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(NPM_STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 	$(PY) scripts/smoke.py
 
 lint: $(STAMP)

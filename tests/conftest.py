@@ -11,7 +11,8 @@ Fixtures:
                           session's token of that user (a new user when none is given);
                           ``client.user``, ``client.token``, ``client.auth_session`` are set
     auth_client           ``auth_client_factory()``: a client logged in as a fresh user
-    fresh_throttles       (autouse) an empty throttle cache (Redis, TEST_CACHE_URL, db 8)
+    fresh_throttles       (autouse) an empty throttle cache (Redis, TEST_CACHE_URL, db 8, 7 for
+                          the second xdist worker)
     game_timing           (autouse) no bot delay; the next round dealt at once, in the
                           command's transaction (tests/tasks deals through the worker instead)
 
@@ -43,10 +44,28 @@ from tests import error_codes
 from tongits_site.celery import app as celery_app
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
-TEST_BROKER_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+# Under pytest-xdist (`make test` runs two workers) each worker has databases, a broker and a
+# throttle cache of its own: tests empty them and count what is in them.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+WORKER_NUMBER = int(WORKER[2:]) if WORKER.startswith("gw") else 0
+assert WORKER_NUMBER < 7, "at most 7 test workers: each takes two of Redis's 16 databases"
+
+
+def _redis_database(url: str, back: int) -> str:
+    """``url`` with its database number ``back`` lower (one per test worker)."""
+    base, _, number = url.rpartition("/")
+    return f"{base}/{int(number) - back}"
+
+
+TEST_BROKER_URL = _redis_database(
+    os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15"), WORKER_NUMBER
+)
 # The throttles' shared cache (ops.throttling): a Redis database of its own, emptied
 # before each test so that no test inherits another's counts.
-TEST_CACHE_URL = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/8")
+TEST_CACHE_URL = _redis_database(
+    os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/8"), WORKER_NUMBER
+)
 
 # Runtime files of the tests and of the servers and workers they start (seal key, throttle
 # counts, stream slots) go to a directory of their own, never the checkout's var/.
@@ -71,8 +90,19 @@ settings.CACHES["throttle"] = {
 error_codes.install()  # every API error answered in this session, checked at its end
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """An xdist worker's recorded errors, for the check at the end of the whole run."""
+    output = getattr(node, "workeroutput", {})
+    error_codes.SEEN.update(tuple(seen) for seen in output.get("api_errors", ()))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run if a test provoked an error code its operation's schema does not list."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller checks what all of them saw
+        workeroutput["api_errors"] = sorted(error_codes.SEEN)
+        return
     if not error_codes.SEEN:
         return
     problems = error_codes.undocumented_errors(error_codes.SEEN, error_codes.live_schema())
@@ -119,12 +149,13 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
 def checkout_tag() -> str:
     """A short tag of this checkout's path, for names that two clones (or a clone and CI) on one
     server must not share."""
-    return hashlib.sha256(str(settings.BASE_DIR).encode()).hexdigest()[:8]
+    tag = hashlib.sha256(str(settings.BASE_DIR).encode()).hexdigest()[:8]
+    return f"{tag}_{WORKER}" if WORKER else tag
 
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
-    """One test database per checkout."""
+    """One test database per checkout (and per xdist worker)."""
     db = settings.DATABASES["default"]
     db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{checkout_tag()}"
 
