@@ -15,6 +15,7 @@ Two doors into one Django project, chosen by path:
 
 import os
 import re
+import sys
 from typing import Any
 
 from django.conf import settings
@@ -30,6 +31,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 # its GIL and raise the tail latency, and fewer gained nothing (docs/scaling.md, "The web
 # process's choices"). A request that blocks (a password hash) holds one thread.
 WEB_THREADS_DEFAULT = 4
+
+# The interpreter lock's switch interval, in milliseconds: 1, not Python's 5, because a move's
+# thread otherwise waits up to 5 ms behind the event loop's fan-out at each hand-over of the
+# lock, and those waits were most of the POST's tail under load (docs/scaling.md).
+WEB_GIL_SWITCH_MS_DEFAULT = 1.0
+
+sys.setswitchinterval(
+    float(os.environ.get("WEB_GIL_SWITCH_MS") or WEB_GIL_SWITCH_MS_DEFAULT) / 1000
+)
 
 live = get_asgi_application()
 
