@@ -21,8 +21,11 @@ class MatchRecord:
     events: list[Event] = field(default_factory=list)
     rounds: list[RoundEnded] = field(default_factory=list)
     commands: int = 0
-    #: per seat: seconds each ``choose`` call took
+    #: per seat: CPU seconds of this thread each ``choose`` call took (``time.thread_time``: what
+    #: the bot itself spent, whatever else the machine was doing)
     decision_times: list[list[float]] = field(default_factory=lambda: [[], [], []])
+    #: per seat: wall-clock seconds of each ``choose`` call (grows with the machine's load)
+    decision_walls: list[list[float]] = field(default_factory=lambda: [[], [], []])
 
 
 def play_match(
@@ -54,7 +57,8 @@ def play_match(
                 histories[s].append(redact_event(data, s))
 
     remember(first)
-    clock = time.perf_counter
+    cpu = time.thread_time
+    wall = time.perf_counter
     while state.phase != MATCH_OVER:
         if state.phase in (DEALING, ROUND_OVER):
             if len(record.rounds) >= max_rounds:
@@ -68,12 +72,13 @@ def play_match(
         player = players[seat]
         view = player_view(state, seat)
         legal = legal_commands(state, seat)
-        started = clock()
+        started, started_wall = cpu(), wall()
         if seat in watchers:
             command = player.choose(view, legal, rng, histories[seat])
         else:
             command = player.choose(view, legal, rng)
-        record.decision_times[seat].append(clock() - started)
+        record.decision_times[seat].append(cpu() - started)
+        record.decision_walls[seat].append(wall() - started_wall)
         record.commands += 1
         for event in decide(state, seat, command):
             events.append(event)

@@ -3,7 +3,8 @@
 Bots play whole matches with their seats rotated (each entry sits in each seat equally often and
 the first dealer is drawn at random), so a bot's win rate measures the bot, not its seat. Prints,
 per entry: match wins with a 95% Wilson interval, rounds won by how they ended, chips per round,
-and the decision time of its ``choose`` calls (median, p99).
+and the decision time of its ``choose`` calls: CPU time of the thread (``time.thread_time``:
+median, p99, max), which does not grow with the machine's load, and wall-clock p99, which does.
 
 An entry is a bot name or level, optionally with constructor options after colons, for tuning:
 ``hard:playouts=1200:time_limit=0.3``.
@@ -64,9 +65,10 @@ class MatchResult:
 
     winner: int | None
     rounds: list[tuple[int | None, str, tuple[int, int, int]]]  # winner entry, reason, chips
-    times: list[list[float]]  # per entry
+    times: list[list[float]]  # per entry: CPU seconds of each decision
     index: int = 0
     places: tuple[int, ...] = (0, 0, 0)  # per entry: 1 to 3, as players' matches are ranked
+    walls: list[list[float]] = field(default_factory=lambda: [[], [], []])  # wall-clock seconds
 
 
 def match_seed(seed: int, index: int) -> int:
@@ -98,6 +100,7 @@ def play_one(job: tuple[list[str], int, int, str]) -> MatchResult:
         times=[record.decision_times[seat_of[e]] for e in range(3)],
         index=index,
         places=tuple(by_seat[seat_of[e]] for e in range(3)),
+        walls=[record.decision_walls[seat_of[e]] for e in range(3)],
     )
 
 
@@ -128,6 +131,7 @@ class Tally:
     by_reason: list[Counter[str]] = field(default_factory=lambda: [Counter() for _ in range(3)])
     chips: list[int] = field(default_factory=lambda: [0, 0, 0])
     times: list[list[float]] = field(default_factory=lambda: [[], [], []])
+    walls: list[list[float]] = field(default_factory=lambda: [[], [], []])
     places: dict[int, tuple[int, ...]] = field(default_factory=dict)  # by match index
 
     def add(self, result: MatchResult) -> None:
@@ -145,6 +149,7 @@ class Tally:
                 self.chips[e] += chips[e]
         for e in range(3):
             self.times[e].extend(result.times[e])
+            self.walls[e].extend(result.walls[e])
 
 
 def report(specs: list[str], tally: Tally, seconds: float) -> str:
@@ -154,7 +159,7 @@ def report(specs: list[str], tally: Tally, seconds: float) -> str:
         f"({seconds:.0f} s)",
         "entry               match wins        95% CI            rounds won  "
         + "  ".join(f"{r:>9}" for r in REASONS[:3])
-        + "  chips/round  decision ms: median    p99    max",
+        + "  chips/round  decision CPU ms: median    p99    max  wall ms p99",
     ]
     for e, spec in enumerate(specs):
         lo, hi = wilson(tally.wins[e], n)
@@ -163,12 +168,13 @@ def report(specs: list[str], tally: Tally, seconds: float) -> str:
         med = statistics.median(times) * 1e3 if times else float("nan")
         p99 = percentile(times, 0.99) * 1e3
         top = times[-1] * 1e3 if times else float("nan")
+        wall99 = percentile(sorted(tally.walls[e]), 0.99) * 1e3
         per_round = tally.chips[e] / tally.rounds if tally.rounds else 0.0
         lines.append(
             f"{e + 1}. {spec:<16} {tally.wins[e]:5d} {tally.wins[e] / max(n, 1):6.1%}"
             f"   [{lo:5.1%}, {hi:5.1%}]   {won:5d} {won / max(tally.rounds, 1):5.1%} "
             + "  ".join(f"{tally.by_reason[e][r]:9d}" for r in REASONS[:3])
-            + f"  {per_round:+11.3f}  {med:19.2f} {p99:6.1f} {top:6.1f}"
+            + f"  {per_round:+11.3f}  {med:23.2f} {p99:6.1f} {top:6.1f}  {wall99:11.1f}"
         )
     capped = sum(tally.by_reason[e]["turn_cap"] for e in range(3))
     if capped:
@@ -219,7 +225,7 @@ def ladder(workers: int = 1, progress: bool = True, runs=LADDER) -> str:
     rated = ratings(tally)  # the last run: the levels at one table
     lines += [
         "",
-        "| level | rating (mu - 3 sigma) | mu | sigma | decision ms: median | p99 | max |",
+        "| level | rating (mu - 3 sigma) | mu | sigma | decision CPU ms: median | p99 | max |",
         "|---|---|---|---|---|---|---|",
     ]
     for e in sorted(range(3), key=lambda e: rated[e][0]):

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import random
+import threading
+import time
 
 import pytest
 
@@ -176,6 +178,63 @@ def test_hard_bot_is_deterministic_for_a_seed_without_a_clock() -> None:
     view, legal = player_view(state, seat), legal_commands(state, seat)
     picks = {command_key(small_hard().choose(view, legal, random.Random(1), history)) for _ in "ab"}
     assert len(picks) == 1
+
+
+class _Counted(HardBot):
+    """A hard bot that counts its searches."""
+
+    searches = 0
+
+    def _search(self, *args):
+        self.searches += 1
+        return super()._search(*args)
+
+
+def _searched_position():
+    """A position where the hard bot searches (at least two candidates), with its view."""
+    for state, seat, history in _positions(random.Random(5), RuleSet(), 12):
+        view, legal = player_view(state, seat), legal_commands(state, seat)
+        bot = _Counted(playouts=8, time_limit=None)
+        bot.choose(view, legal, random.Random(0), history)
+        if bot.searches:
+            return view, legal, history
+    raise AssertionError("no searched position")
+
+
+def test_hard_bot_cap_bounds_the_cpu_time_of_a_decision() -> None:
+    """With a budget no decision could spend, the CPU-time cap is what stops the search: the
+    decision takes about the cap, never much more."""
+    view, legal, history = _searched_position()
+    cap = 0.05
+    bot = HardBot(playouts=10**9, time_limit=cap, prune=0)  # no pruning: every deal runs on
+    for seed in range(3):
+        started = time.thread_time()
+        bot.choose(view, legal, random.Random(seed), history)
+        spent = time.thread_time() - started
+        assert cap * 0.6 < spent < cap * 1.5, spent
+
+
+def test_hard_bot_with_a_count_budget_is_deterministic_for_a_seed_even_under_load() -> None:
+    """Under the cap the playout count is the limit, and the cap counts this thread's CPU time
+    only: a thread burning CPU beside the decision neither changes it nor shortens it."""
+    view, legal, history = _searched_position()
+    bot = HardBot(playouts=300)  # the default CPU cap, far above what 300 playouts take
+    quiet = [command_key(bot.choose(view, legal, random.Random(s), history)) for s in range(4)]
+    stop = threading.Event()
+
+    def burn() -> None:
+        x = 0
+        while not stop.is_set():
+            x += 1
+
+    other = threading.Thread(target=burn)
+    other.start()
+    try:
+        loaded = [command_key(bot.choose(view, legal, random.Random(s), history)) for s in range(4)]
+    finally:
+        stop.set()
+        other.join()
+    assert loaded == quiet
 
 
 def test_wilson_interval() -> None:

@@ -14,12 +14,16 @@ won in the round plus what the round's result does to its chance of winning the 
 - A decision with one sensible candidate (one legal command, a forced move, a sure-win Draw call,
   melding and laying off) is instant.
 
-With ``time_limit=None`` it is deterministic for a given ``rng`` state (a pure playout budget);
-with a time limit it also stops at the deadline, so a table never waits long.
+The budget is a count of playouts, so for a given ``rng`` state a decision is the same on a
+quiet machine and a loaded one. ``time_limit`` caps it on top, in CPU seconds of the calling
+thread (``time.thread_time``), not wall-clock: a worker sharing its cores plays exactly as
+strong, and only a decision that would need more CPU than the cap stops early (then it is no
+longer reproducible). With ``time_limit=None`` the count is the only limit.
 """
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 from collections.abc import Callable
@@ -44,7 +48,7 @@ class HardBot:
     def __init__(
         self,
         playouts: int = 1500,
-        time_limit: float | None = 0.4,
+        time_limit: float | None = 0.45,
         max_discards: int = 5,
         win_bonus: float = 6.0,
         match_aware: bool = True,
@@ -63,12 +67,12 @@ class HardBot:
         exact: bool = False,
         no_fit: bool = False,
     ) -> None:
-        """``playouts``: budget per decision; ``time_limit``: seconds per decision (``None``:
-        none); ``max_discards``: discards searched; ``win_bonus``: chips a round win is worth
-        beyond its payout (a third of a match, when ``match_aware``); ``hold``: keep melds in
-        hand; ``prune``: drop a candidate this many standard errors behind, checked every
-        ``check`` deals; ``extra``, ``tries``, ``slack``: see ``Sampler``; ``params``: the
-        playout policy."""
+        """``playouts``: budget per decision (the main limit); ``time_limit``: a cap in CPU
+        seconds of this thread per decision (``None``: none); ``max_discards``: discards
+        searched; ``win_bonus``: chips a round win is worth beyond its payout (a third of a
+        match, when ``match_aware``); ``hold``: keep melds in hand; ``prune``: drop a candidate
+        this many standard errors behind, checked every ``check`` deals; ``extra``, ``tries``,
+        ``slack``: see ``Sampler``; ``params``: the playout policy."""
         self._started = 0.0
         self.playouts = playouts
         self.time_limit = time_limit
@@ -104,14 +108,23 @@ class HardBot:
     ) -> dict[str, Any]:
         if len(legal) == 1:
             return legal[0]
-        self._started = time.perf_counter()
-        k = read(view, history)
-        by_type = group_by_type(legal)
-        if k.phase == "draw_call":
-            return self._answer(k, by_type, rng)
-        if k.phase == "start":
-            return self._start(k, by_type, legal, rng)
-        return self._play(k, by_type, legal, rng)
+        self._started = time.thread_time()
+        # The playouts make no reference cycles, but their many short-lived objects set off the
+        # cycle collector, whose full passes over a large process (a worker, a test run) take
+        # tens of milliseconds the cap cannot see coming: it waits until the decision is made.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            k = read(view, history)
+            by_type = group_by_type(legal)
+            if k.phase == "draw_call":
+                return self._answer(k, by_type, rng)
+            if k.phase == "start":
+                return self._start(k, by_type, legal, rng)
+            return self._play(k, by_type, legal, rng)
+        finally:
+            if collecting:
+                gc.enable()
 
     # ------------------------------------------------------------ the three searched decisions
 
@@ -232,7 +245,7 @@ class HardBot:
         of the paired difference) is dropped and the budget goes to the rest.
         """
         deadline = None if self.time_limit is None else self._started + self.time_limit
-        clock = time.perf_counter
+        clock = time.thread_time  # CPU time of this thread: the same on a loaded machine
         last = clock()
         values: list[list[float]] = [[] for _ in cands]
         alive = list(range(len(cands)))
