@@ -32,9 +32,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tongits_site.settings")
 # process's choices"). A request that blocks (a password hash) holds one thread.
 WEB_THREADS_DEFAULT = 4
 
-# The interpreter lock's switch interval, in milliseconds: 1, not Python's 5, because a move's
-# thread otherwise waits up to 5 ms behind the event loop's fan-out at each hand-over of the
-# lock, and those waits were most of the POST's tail under load (docs/scaling.md).
+# The interpreter lock's switch interval in milliseconds: 1, not Python's 5, so a move's thread
+# waits less behind the event loop's stream work each time it needs the lock back (docs/scaling.md).
 WEB_GIL_SWITCH_MS_DEFAULT = 1.0
 
 sys.setswitchinterval(
