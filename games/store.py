@@ -194,6 +194,10 @@ class HeadCache:
             while len(self._heads) > self.size:
                 self._heads.popitem(last=False)
 
+    def holds(self, game_id: uuid.UUID) -> bool:
+        """Whether a head of ``game_id`` is kept (at whatever version)."""
+        return game_id in self._heads
+
     def forget(self, game_id: uuid.UUID) -> None:
         with self._lock:
             self._heads.pop(game_id, None)

@@ -30,6 +30,8 @@ from gunicorn import sock as gunicorn_sock
 from gunicorn import systemd, util
 from uvicorn_worker import UvicornWorker
 
+from runtime.http_protocol import OneWriteHttpToolsProtocol
+
 
 class _Reserved:
     """gunicorn's TCP socket class, bound and never listening (see the module's docstring)."""
@@ -91,7 +93,9 @@ def plain(listener: Any) -> Any:
 
 class BalancedUvicornWorker(UvicornWorker):
     """``UvicornWorker`` serving the sockets gunicorn gives it (its own with ``--reuse-port``)
-    as plain sockets."""
+    as plain sockets, with an answer's head and body in one write (``runtime.http_protocol``)."""
+
+    CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "http": OneWriteHttpToolsProtocol}
 
     def init_process(self) -> None:
         self.sockets = [plain(s) for s in self.sockets]

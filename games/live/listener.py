@@ -285,11 +285,16 @@ class Listener:
 
     def _fold(self, game_id: str, hub: GameHub | None, body: str) -> None:
         """An append's rows: onto the hub's read, and onto this process's cached head of the
-        game (``store.advance``), so neither its streams nor its next move need a query."""
+        game (``store.advance``), so neither its streams nor its next move need a query. Every
+        process hears every move: one that neither follows the game nor holds its head skips
+        it."""
         try:
+            key = store.parse_id(game_id)
+            if hub is None and not store.heads.holds(key):
+                return  # nothing here to move on: the body is not even parsed
             note = orjson.loads(body)
             read = hub.offer(note) if hub is not None else None
-            store.advance(store.parse_id(game_id), note, read.state if read else None)
+            store.advance(key, note, read.state if read else None)
         except Exception:  # a notice is only a wake-up call: never let one break the listener
             logger.exception("live: could not fold the notice of %s", game_id)
 

@@ -8,6 +8,7 @@ notice must render, for every seat and audience, the same bytes as the stored ro
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from datetime import UTC, datetime
 
@@ -230,6 +231,37 @@ def test_a_head_folds_the_appends_it_heard_only_when_its_state_is_wanted(user_fa
     store.heads.put(start)
     store.advance(gid, {**notes[0], "rows": notes[0]["rows"] * (store.MAX_UNFOLDED + 1)})
     assert store.heads.get(gid, notes[0]["rows"][-1]["seq"]) is None
+    store.heads.clear()
+
+
+def test_a_process_that_neither_follows_a_game_nor_holds_its_head_leaves_its_notices_unread(
+    caplog,
+) -> None:
+    """Every process hears every move; only one with something to move on reads the rows."""
+    live = object.__new__(listener.Listener)  # its notice handling alone, with no connection
+    gid = uuid.uuid4()
+    store.heads.clear()
+    with caplog.at_level(logging.ERROR, logger="games.live.listener"):
+        live._fold(str(gid), None, "{not json")  # unread: unreadable rows go unnoticed
+        assert not caplog.records
+        store.heads.put(
+            store.Head(
+                game_id=gid,
+                version=6,
+                last_hash="0" * 64,
+                snapshot=None,
+                rules={},
+                created_by_id=None,
+                status="active",
+                settled_at=None,
+                turn_deadline=None,
+                started_at=None,
+                finished_at=None,
+            ),
+            committed=True,
+        )
+        live._fold(str(gid), None, "{not json")  # a head held here: the rows are read
+    assert [r.getMessage() for r in caplog.records] == [f"live: could not fold the notice of {gid}"]
     store.heads.clear()
 
 
