@@ -9,7 +9,9 @@ won in the round plus what the round's result does to its chance of winning the 
 - Every candidate meets the same deals (common random numbers), so candidates are compared pair
   by pair, and one clearly behind the leader is dropped early to give the rest more playouts.
 - It opens with one meld and keeps its other melds in hand until it can go out: held melds cost
-  no deadwood, take no lay-offs (which would block its Draw calls), and hide its strength.
+  no deadwood, take no lay-offs (which would block its Draw calls), and hide its strength. Once
+  opened, exposing one more of them is searched against holding (``expose``): a short hand makes
+  opponents wary of calling Draw against it.
 - Under ``in_turn`` timing (h19 "Fight") a Draw call is one more candidate at the discard.
 - A decision with one sensible candidate (one legal command, a forced move, a sure-win Draw call,
   melding and laying off) is instant.
@@ -66,11 +68,13 @@ class HardBot:
         own_challenge: float | None = None,
         exact: bool = False,
         no_fit: bool = False,
+        expose: bool = True,
     ) -> None:
         """``playouts``: budget per decision (the main limit); ``time_limit``: a cap in CPU
         seconds of this thread per decision (``None``: none); ``max_discards``: discards
         searched; ``win_bonus``: chips a round win is worth beyond its payout (a third of a
-        match, when ``match_aware``); ``hold``: keep melds in hand; ``prune``: drop a candidate
+        match, when ``match_aware``); ``hold``: keep melds in hand; ``expose``: once opened, search
+        exposing one more held meld against holding them all; ``prune``: drop a candidate
         this many standard errors behind, checked every ``check`` deals; ``extra``, ``tries``,
         ``slack``: see ``Sampler``; ``params``: the playout policy."""
         self._started = 0.0
@@ -91,6 +95,7 @@ class HardBot:
         self.challenge_bias = challenge_bias
         self.exact = exact
         self.no_fit = no_fit
+        self.expose = expose
         p = self.params
         self.own = Params(
             p.call_frac if own_call is None else own_call,
@@ -187,6 +192,10 @@ class HardBot:
                 # not going out: open with one meld, keep the others in hand
                 opened = k.opened[k.seat]
                 expose = () if opened else (pick_opener(melds, k.unknown, ace_high),)
+                if opened and self.expose and "meld" in by_type:
+                    cmd = self._expose_or_hold(k, by_type["meld"], melds, rng)
+                    if cmd is not None:
+                        return cmd
         if expose and "meld" in by_type:
             cmd = _meld_cmd(by_type["meld"], expose)
             if cmd is not None:
@@ -214,6 +223,32 @@ class HardBot:
             return _discard_cmd(discards, ranked[0])
         cands = [(_discard_cmd(discards, c), ("discard", c)) for c in ranked] + calls
         return self._search(k, cands, rng)
+
+    def _expose_or_hold(
+        self,
+        k: Knowledge,
+        meld_cmds: list[dict[str, Any]],
+        melds: tuple[int, ...],
+        rng: random.Random,
+    ) -> dict[str, Any] | None:
+        """Searched: expose one more of the melds held in hand, or keep them all (``None``).
+
+        A held meld costs no deadwood and takes no lay-offs, but every card in hand tells the
+        opponents this seat is far from going out: they call Draw against a hand of twelve cards
+        with far more deadwood than against one of six, and challenge its Draw calls more
+        readily. Exposing a meld that few unseen cards fit trades a lay-off target for calmer
+        opponents; the playouts weigh the two.
+        """
+        hold: dict[str, Any] = {"type": "hold"}  # stands for melding nothing more
+        cands: list[Candidate] = [(hold, ("hold",))]
+        for m in melds:
+            cmd = _meld_cmd(meld_cmds, (m,))
+            if cmd is not None:
+                cands.append((cmd, ("expose", m)))
+        if len(cands) == 1:
+            return None
+        cmd = self._search(k, cands, rng)
+        return None if cmd is hold else cmd
 
     def _ranked_discards(self, k: Knowledge, pool: int) -> list[int]:
         """The ``max_discards`` most plausible discards, best first by the normal bot's score."""
@@ -374,6 +409,11 @@ def _apply(sim: Sim, me: int, action: tuple) -> None:
             sim.play(me)
     elif kind == "take_onto":
         sim.take_onto(me, action[1])
+        sim.play(me)
+    elif kind == "hold":
+        sim.play(me)
+    elif kind == "expose":
+        sim.expose(me, action[1])
         sim.play(me)
     elif kind == "call":
         sim.call_draw(me)

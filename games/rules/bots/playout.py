@@ -267,6 +267,17 @@ class Sim:
             self._end("tongits", s)
         return free
 
+    def expose(self, s: int, m: int) -> None:
+        """Put meld ``m`` of seat ``s``'s hand on the table (a four of a kind as a secret set)."""
+        is_set = _is_set(m)
+        secret = self.rules.secret_sets and is_set and m.bit_count() == 4
+        self.melds.append([s, is_set, m, secret])
+        self.opened[s] = True
+        self.hands[s] &= ~m
+        self.dead |= m
+        if not self.hands[s]:
+            self._end("tongits", s)
+
     def play(self, s: int) -> None:
         free = self.meld_and_lay_off(s)
         if self.phase == OVER:
