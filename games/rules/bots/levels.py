@@ -33,19 +33,19 @@ LEVEL_INFO: tuple[Level, ...] = (
     Level(
         "easy",
         "Plays a random sensible move: never breaks its melds, goes out when it can.",
-        mu=8.87,
-        sigma=3.55,
+        mu=9.95,
+        sigma=3.71,
     ),
     Level(
         "normal",
         "Counts cards, keeps live half-melds, avoids feeding the next seat, judges Draw calls.",
-        mu=27.69,
-        sigma=2.79,
+        mu=30.88,
+        sigma=2.82,
     ),
     Level(
         "hard",
         "Searches: deals the unseen cards many ways and plays each move out to the round's end.",
-        mu=38.28,
+        mu=35.91,
         sigma=2.91,
     ),
 )
