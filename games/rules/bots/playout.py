@@ -237,13 +237,9 @@ class Sim:
                     ms = ()
                 for m in keep:
                     held |= m
-        secret = self.rules.secret_sets
         for m in ms:
-            is_set = _is_set(m)
-            self.melds.append([s, is_set, m, secret and is_set and m.bit_count() == 4])
-            self.opened[s] = True
+            self._put_down(s, m)
             hand &= ~m
-            self.dead |= m
         free = hand & ~held
         moved = True
         # opponents' melds first (a lay-off there also blocks their Draw call), then its own
@@ -267,14 +263,18 @@ class Sim:
             self._end("tongits", s)
         return free
 
-    def expose(self, s: int, m: int) -> None:
-        """Put meld ``m`` of seat ``s``'s hand on the table (a four of a kind as a secret set)."""
+    def _put_down(self, s: int, m: int) -> None:
+        """Meld ``m`` of seat ``s`` on the table (a four of a kind as a secret set); the caller
+        takes its cards out of the hand."""
         is_set = _is_set(m)
-        secret = self.rules.secret_sets and is_set and m.bit_count() == 4
-        self.melds.append([s, is_set, m, secret])
+        self.melds.append([s, is_set, m, self.rules.secret_sets and is_set and m.bit_count() == 4])
         self.opened[s] = True
-        self.hands[s] &= ~m
         self.dead |= m
+
+    def expose(self, s: int, m: int) -> None:
+        """Put meld ``m`` of seat ``s``'s hand on the table, alone (the hard bot's search)."""
+        self._put_down(s, m)
+        self.hands[s] &= ~m
         if not self.hands[s]:
             self._end("tongits", s)
 
