@@ -46,6 +46,8 @@ Candidate = tuple[dict[str, Any], tuple]
 class HardBot:
     name = "hard"
     uses_history = True
+    #: what deals the hidden cards for the playouts (a diagnostic may put another in)
+    sampler_class: type[Sampler] = Sampler
 
     def __init__(
         self,
@@ -289,9 +291,7 @@ class HardBot:
         me = k.seat
         params = self.params
         hold = 1 << me if self.hold else 0
-        sampler = Sampler(
-            k, self.extra, tries=self.tries, slack=self.slack, exact=self.exact, no_fit=self.no_fit
-        )
+        sampler = self.sampler(k)
         budget = self.playouts
         deals = 0
         bias = [self._bias(c[1]) for c in cands]
@@ -313,6 +313,12 @@ class HardBot:
                 alive = _prune(values, alive, self.prune)
         best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
         return cands[best][0]
+
+    def sampler(self, k: Knowledge) -> Sampler:
+        """What deals this decision's hidden cards, with this bot's options."""
+        return self.sampler_class(
+            k, self.extra, tries=self.tries, slack=self.slack, exact=self.exact, no_fit=self.no_fit
+        )
 
     def _bias(self, action: tuple) -> float:
         if action[0] == "call":
