@@ -38,16 +38,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from games.rules.bots.hard import HardBot  # noqa: E402
 from games.rules.bots.knowledge import read  # noqa: E402
 from games.rules.bots.sampling import Sampler, World  # noqa: E402
-from games.rules.engine import deal, decide, legal_commands, new_game  # noqa: E402
-from games.rules.events import RoundEnded  # noqa: E402
 from games.rules.melds import best_arrangement  # noqa: E402
 from games.rules.ruleset import RuleSet  # noqa: E402
-from games.rules.state import DEALING, MATCH_OVER, ROUND_OVER, GameState, evolve, fold  # noqa: E402
-from games.rules.tournament import make_bot, match_seed  # noqa: E402
-from games.rules.views import player_view, redact_event  # noqa: E402
+from games.rules.selfplay import play_match  # noqa: E402
+from games.rules.state import GameState  # noqa: E402
+from games.rules.tournament import make_bot, match_seed, seating  # noqa: E402
 
 #: The state of the game at the decision being made (one match per process at a time).
 _NOW: dict[str, GameState] = {}
+
+
+def _remember(state: GameState, seat: int, view: dict, legal: list, history: Any) -> None:
+    _NOW["state"] = state
 
 
 class TrueSampler(Sampler):
@@ -65,54 +67,10 @@ class TrueSampler(Sampler):
         return World(list(state.hands), stock, hidden)
 
 
-def play(
-    bots: list[Any], rng: random.Random, rules: RuleSet, watch: Any = None
-) -> tuple[GameState, list[RoundEnded]]:
-    """One match, as ``games.rules.selfplay.play_match`` plays it, keeping the true state where
-    the diagnostics can read it; ``watch(state, seat, view, legal, history)`` before each
-    decision."""
-    seats = [{"kind": "bot", "bot": b.name} for b in bots]
-    first = new_game(rules, seats, rng)
-    state = fold([first])
-    histories: list[list[dict[str, Any]]] = [[], [], []]
-    rounds: list[RoundEnded] = []
-
-    def remember(event: Any) -> None:
-        data = event.to_dict()
-        for s in range(3):
-            histories[s].append(redact_event(data, s))
-
-    remember(first)
-    while state.phase != MATCH_OVER:
-        if state.phase in (DEALING, ROUND_OVER):
-            event = deal(state, rng)
-            remember(event)
-            state = evolve(state, event)
-            continue
-        seat = state.turn
-        view = player_view(state, seat)
-        legal = legal_commands(state, seat)
-        _NOW["state"] = state
-        if watch is not None:
-            watch(state, seat, view, legal, histories[seat])
-        bot = bots[seat]
-        history = histories[seat] if getattr(bot, "uses_history", False) else None
-        command = bot.choose(view, legal, rng, history)
-        for event in decide(state, seat, command):
-            remember(event)
-            state = evolve(state, event)
-            if isinstance(event, RoundEnded):
-                rounds.append(event)
-    return state, rounds
-
-
 def _seats(specs: list[str], index: int) -> tuple[list[Any], int]:
     """The bots in seat order and the seat of entry 0, rotated as the tournament does."""
-    shift = index % 3
-    entry_at = [0, 0, 0]
-    for e in range(3):
-        entry_at[(e + shift) % 3] = e
-    return [make_bot(specs[entry_at[s]]) for s in range(3)], shift
+    seat_of, entry_at = seating(index)
+    return [make_bot(specs[entry_at[s]]) for s in range(3)], seat_of[0]
 
 
 def oracle_match(job: tuple[list[str], int, int, str, tuple[str, ...]]) -> tuple[bool, int, int]:
@@ -121,8 +79,11 @@ def oracle_match(job: tuple[list[str], int, int, str, tuple[str, ...]]) -> tuple
     if phases and isinstance(bots[seat], HardBot):
         TrueSampler.phases = frozenset(phases)
         bots[seat].sampler_class = TrueSampler
-    state, rounds = play(bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules))
-    return state.match_winner == seat, sum(r.winner == seat for r in rounds), len(rounds)
+    record = play_match(
+        bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules), watch=_remember
+    )
+    rounds = record.rounds
+    return record.state.match_winner == seat, sum(r.winner == seat for r in rounds), len(rounds)
 
 
 def calibration_match(job: tuple[list[str], int, int, str]) -> list[tuple[int, float, float]]:
@@ -131,7 +92,7 @@ def calibration_match(job: tuple[list[str], int, int, str]) -> list[tuple[int, f
     hard = bots[seat]
     rows: list[tuple[int, float, float]] = []
 
-    def watch(state: GameState, s: int, view: dict, legal: list, history: list) -> None:
+    def watch(state: GameState, s: int, view: dict, legal: list, history: Any) -> None:
         if s != seat or not any(c["type"] == "call_draw" for c in legal):
             return
         k = read(view, history)
@@ -146,7 +107,7 @@ def calibration_match(job: tuple[list[str], int, int, str]) -> list[tuple[int, f
             below = sum(x <= true for x in dealt) / len(dealt)
             rows.append((true, statistics.mean(dealt), below))
 
-    play(bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules), watch)
+    play_match(bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules), watch=watch)
     return rows
 
 

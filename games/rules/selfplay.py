@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,12 +34,16 @@ def play_match(
     rng: random.Random,
     rules: RuleSet | None = None,
     max_rounds: int = 1000,
+    watch: Callable[[GameState, int, dict[str, Any], list[dict[str, Any]], Any], None]
+    | None = None,
 ) -> MatchRecord:
     """Play one whole match; every command goes through ``decide`` like a player's would.
 
     A bot sees its seat's ``player_view`` and, if it ``uses_history``, the events so far as
     ``redact_event`` shows them to its seat, kept incrementally (one redaction per event and
-    seat that wants it), so no bot is ever handed a hidden card.
+    seat that wants it), so no bot is ever handed a hidden card. ``watch(state, seat, view,
+    legal, history)``, if given, runs before each decision: measurements that compare a bot's
+    guesses with the true state (``scripts/bot_diagnostics.py``), never a bot's input.
     """
     players = [get_bot(b) if isinstance(b, str) else b for b in bots]
     rules = rules or RuleSet()
@@ -72,9 +77,12 @@ def play_match(
         player = players[seat]
         view = player_view(state, seat)
         legal = legal_commands(state, seat)
+        history = histories[seat] if seat in watchers else None
+        if watch is not None:
+            watch(state, seat, view, legal, history)
         started, started_wall = cpu(), wall()
-        if seat in watchers:
-            command = player.choose(view, legal, rng, histories[seat])
+        if history is not None:
+            command = player.choose(view, legal, rng, history)
         else:
             command = player.choose(view, legal, rng)
         record.decision_times[seat].append(cpu() - started)

@@ -75,14 +75,20 @@ def match_seed(seed: int, index: int) -> int:
     return seed * 1_000_003 + index
 
 
-def play_one(job: tuple[list[str], int, int, str]) -> MatchResult:
-    """Play match ``index``: entry ``e`` sits in seat ``(e + index) % 3``."""
-    specs, seed, index, rules_name = job
-    shift = index % 3
-    seat_of = [(e + shift) % 3 for e in range(3)]
+def seating(index: int) -> tuple[list[int], list[int]]:
+    """Match ``index``'s rotation: each entry's seat (entry ``e`` in ``(e + index) % 3``) and
+    each seat's entry."""
+    seat_of = [(e + index) % 3 for e in range(3)]
     entry_at = [0, 0, 0]
     for e, s in enumerate(seat_of):
         entry_at[s] = e
+    return seat_of, entry_at
+
+
+def play_one(job: tuple[list[str], int, int, str]) -> MatchResult:
+    """Play match ``index``: entry ``e`` sits in seat ``(e + index) % 3``."""
+    specs, seed, index, rules_name = job
+    seat_of, entry_at = seating(index)
     bots = [make_bot(specs[entry_at[s]]) for s in range(3)]
     record = play_match(bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules_name))
     rounds = []
