@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bot_diagnostics.py oracle --matches 200 --seed 11 --phases start
     .venv/bin/python scripts/bot_diagnostics.py oracle --matches 200 --phases play --know next
     .venv/bin/python scripts/bot_diagnostics.py calibration --matches 24 --seed 11
+    .venv/bin/python scripts/bot_diagnostics.py inference --matches 24 --seed 11
 
 Both play the tournament's matches (``--bots``, by default the hard bot against two normal
 bots, seats rotated as ``games.rules.tournament`` rotates them, the same match seeds).
@@ -25,16 +26,27 @@ mean of both, the mean absolute error of the sampled mean, and the deciles of th
 samples at or below the truth (even deciles: calibrated; more in the low ones: the sampler
 deals hands worse than the real ones).
 
+``inference``: how well the hidden cards that matter most can be guessed from the table. At each
+of the hard bot's discards, for each card of its hand: could the next seat meld it (hold two cards
+that make a meld with it)? The Brier score (mean squared error of the probability given, 0 is
+perfect) of three guesses: one constant rate (the best constant: the observed rate), the share of
+the sampler's deals (``--deals`` of them) where it could, and the same deals weighted by how likely
+the next seat's turns this round were with each deal's hand under the ``normal`` bot's policy,
+the policy the seat really plays (``policy_likelihood``): near the best guess the table allows,
+since that model of the seat is exact.
+
 A benchmark-like tool, not a test: it asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -42,11 +54,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from games.rules.bots.hard import HardBot  # noqa: E402
-from games.rules.bots.heuristics import pairs_for  # noqa: E402
+from games.rules.bots.heuristics import pairs_for, targets, typical_deadwood  # noqa: E402
 from games.rules.bots.knowledge import read  # noqa: E402
+from games.rules.bots.normal import best_take, discard_score, feed_chance  # noqa: E402
 from games.rules.bots.sampling import Sampler, World  # noqa: E402
-from games.rules.cards import BIT  # noqa: E402
-from games.rules.melds import best_arrangement  # noqa: E402
+from games.rules.cards import BIT, FULL_DECK, mask_of_codes, parse_card  # noqa: E402
+from games.rules.melds import SET, best_arrangement  # noqa: E402
 from games.rules.ruleset import RuleSet  # noqa: E402
 from games.rules.selfplay import play_match  # noqa: E402
 from games.rules.state import GameState  # noqa: E402
@@ -181,9 +194,186 @@ def calibration_match(job: tuple[list[str], int, int, str]) -> list[tuple[int, f
     return rows
 
 
+# ---------------------------------------------------------------- inference
+
+
+@dataclass
+class Turn:
+    """One turn of a seat, as its opponents saw it (see ``seat_turns``)."""
+
+    top: int = -1  # the discard on top when it began
+    drew: bool = False  # it drew from the stock
+    took: int = -1  # or it took this discard ...
+    used: int = 0  # ... with these cards of its hand
+    no_call: int = -1  # it could have called Draw and did not: its deadwood was above this
+    revealed: int = 0  # cards of its hand melded or laid off during the turn
+    hidden: bool = False  # it melded a secret set
+    discard: int = -1
+    dead: int = 0  # cards out of play when it discarded
+    next_count: int = 0  # the next seat's cards then
+    fits: int = 0  # cards that fitted an exposed meld then
+
+
+def seat_turns(history: list[dict[str, Any]], seat: int, rules: RuleSet) -> list[Turn]:
+    """``seat``'s turns in the current round, from a redacted history (public facts only)."""
+    start = max(i for i, e in enumerate(history) if e.get("type") == "round_started")
+    counts = list(history[start]["hand_counts"])
+    pile: list[int] = []
+    table = 0
+    exposed: dict[int, tuple[int, bool]] = {}
+    opened = [False, False, False]
+    blocked = [False, False, False]
+    owner: dict[int, int] = {}
+    turns: list[Turn] = []
+    current: Turn | None = None
+    ah = rules.ace_high_runs
+    for e in history[start + 1 :]:
+        kind, s = e.get("type"), e.get("seat", -1)
+        if kind in ("drew", "took_discard"):
+            t = Turn(top=pile[-1] if pile else -1)
+            threats = [x for x in range(3) if x != s and opened[x]]
+            if rules.draw_call and opened[s] and not blocked[s] and threats:
+                t.no_call = int(1.2 * min(typical_deadwood(max(0, counts[x])) for x in threats))
+            blocked[s] = False
+            if kind == "drew":
+                t.drew = True
+                counts[s] += 1
+            else:
+                pile.pop()
+                t.took = parse_card(e["card"])
+                owner.setdefault(e["meld_id"], s)
+                if e.get("lay_off"):
+                    table |= BIT[t.took]
+                else:
+                    mask = mask_of_codes(e["cards"])
+                    t.used = mask & ~BIT[t.took]
+                    exposed[e["meld_id"]] = (mask, e.get("kind") == SET)
+                    table |= mask
+                    counts[s] -= len(e["cards"]) - 1
+                    opened[s] = True
+            if s == seat:
+                turns.append(t)
+                current = t
+            continue
+        if s == seat and current is None and kind in ("melded", "laid_off", "discarded"):
+            current = Turn()  # the dealer's first turn begins without a draw
+            turns.append(current)
+        if kind == "melded":
+            owner[e["meld_id"]] = s
+            opened[s] = True
+            cards = e.get("cards")
+            counts[s] -= len(cards) if cards else e.get("size", 4)
+            if cards and not e.get("hidden"):
+                exposed[e["meld_id"]] = (mask_of_codes(cards), e.get("kind") == SET)
+                table |= mask_of_codes(cards)
+            if s == seat and current is not None:
+                current.revealed |= mask_of_codes(cards) if cards else 0
+                current.hidden = current.hidden or not cards
+        elif kind == "laid_off":
+            c = parse_card(e["card"])
+            counts[s] -= 1
+            table |= BIT[c]
+            mask, is_set = exposed.get(e["meld_id"], (0, False))
+            if mask:
+                exposed[e["meld_id"]] = (mask | BIT[c], is_set)
+            if owner.get(e["meld_id"], s) != s:
+                blocked[owner[e["meld_id"]]] = True
+            if s == seat and current is not None:
+                current.revealed |= BIT[c]
+        elif kind == "discarded":
+            c = parse_card(e["card"])
+            if s == seat and current is not None:
+                current.discard = c
+                current.dead = table | sum(BIT[x] for x in pile)
+                current.next_count = counts[(s + 1) % 3]
+                for mask, is_set in exposed.values():
+                    current.fits |= targets(mask, is_set, ah)
+                current = None
+            pile.append(c)
+            counts[s] -= 1
+    return turns
+
+
+def policy_likelihood(
+    turns: list[Turn], hand: int, rules: RuleSet, rng: random.Random, penalty: float = 4.0
+) -> float:
+    """Log-likelihood (up to a constant) of a seat's turns given it holds ``hand`` now, under
+    the ``normal`` bot's policy: each hand before is rebuilt backwards (a card drawn from the
+    stock is one of the hand's, picked at random); each discard costs the points by which the
+    policy's own choice scored higher (``discard_score``), and ``penalty`` each: a meld or a
+    card fitting an exposed meld held at a discard, a discard it could meld declined, Draw not
+    called with a deadwood the policy calls with."""
+    ah = rules.ace_high_runs
+    fit = 0.0
+    h = hand
+    for t in reversed(turns):
+        if t.discard >= 0:
+            before = h | BIT[t.discard]
+            if before & t.fits or best_arrangement(before, ah)[1]:
+                fit -= penalty
+            unknown = FULL_DECK & ~before & ~t.dead
+            q2 = feed_chance(t.next_count, unknown)
+            scores = [
+                discard_score(c, before, unknown, q2, 0, ah, 6.0, 10.0)
+                for c in range(52)
+                if before & BIT[c]
+            ]
+            fit -= max(scores) - discard_score(t.discard, before, unknown, q2, 0, ah, 6.0, 10.0)
+            h = before
+        h |= t.revealed
+        if t.hidden:
+            break
+        if t.took >= 0:
+            h |= t.used
+        elif t.drew:
+            h &= ~BIT[rng.choice([c for c in range(52) if h & BIT[c]])]
+            if t.top >= 0 and best_take(h, t.top, ah, rules) is not None:
+                fit -= penalty
+        if t.no_call >= 0 and best_arrangement(h, ah)[0] <= t.no_call:
+            fit -= penalty
+    return fit
+
+
+def inference_match(job: tuple[list[str], int, int, str, int]) -> list[tuple[bool, float, float]]:
+    specs, seed, index, rules, deals = job
+    bots, seat = _seats(specs, index)
+    hard = bots[seat]
+    nxt = (seat + 1) % 3
+    rows: list[tuple[bool, float, float]] = []
+
+    def watch(state: GameState, s: int, view: dict, legal: list, history: Any) -> None:
+        if s != seat or not any(c["type"] == "discard" for c in legal):
+            return
+        k = read(view, history)
+        if not k.discarded[nxt]:
+            return
+        r = random.Random(index * 7919 + len(rows))
+        hands = [hard.sampler(k).sample(r).hands[nxt] for _ in range(deals)]
+        turns = seat_turns(history, nxt, k.rules)
+        fits = [policy_likelihood(turns, h, k.rules, r) for h in hands]
+        top = max(fits)
+        weights = [math.exp(f - top) for f in fits]
+        total = sum(weights)
+        pairs = pairs_for(k.rules.ace_high_runs)
+        for c in range(52):
+            if not k.hand & BIT[c]:
+                continue
+            melds = [any(h & p == p for p in pairs[c]) for h in hands]
+            rows.append(
+                (
+                    any(state.hands[nxt] & p == p for p in pairs[c]),
+                    sum(melds) / deals,
+                    sum(w for w, m in zip(weights, melds, strict=True) if m) / total,
+                )
+            )
+
+    play_match(bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules), watch=watch)
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("oracle", "calibration"))
+    parser.add_argument("what", choices=("oracle", "calibration", "inference"))
     parser.add_argument("--bots", default="hard,normal,normal", help="entry 0 is measured")
     parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
@@ -198,6 +388,7 @@ def main() -> int:
         choices=("all", "next", "previous", "takes", "deadwood"),
         help="oracle: what the deals take from the truth",
     )
+    parser.add_argument("--deals", type=int, default=300, help="inference: deals a decision")
     args = parser.parse_args()
     specs = args.bots.split(",")
     with get_context("fork").Pool(args.workers) as pool:
@@ -214,6 +405,24 @@ def main() -> int:
                 f"{specs[0]} knowing {args.know} in {','.join(phases) or 'no phase'}: "
                 f"matches {wins}/{args.matches} = {wins / args.matches:.1%}, "
                 f"rounds {won}/{rounds} = {won / max(rounds, 1):.1%}"
+            )
+            return 0
+        if args.what == "inference":
+            jobs5 = [(specs, args.seed, i, args.rules, args.deals) for i in range(args.matches)]
+            cards = [row for m in pool.map(inference_match, jobs5, chunksize=1) for row in m]
+            if not cards:
+                print("no decision to measure")
+                return 1
+            rate = sum(t for t, _, _ in cards) / len(cards)
+
+            def brier(i: int) -> float:
+                return statistics.mean((row[i] - row[0]) ** 2 for row in cards)
+
+            print(
+                f"{len(cards)} cards of {specs[0]}'s hand at its discards; the next seat could "
+                f"meld {rate:.1%} of them. Brier score: a constant {rate:.3f} "
+                f"{rate * (1 - rate):.4f}, the sampler's deals {brier(1):.4f}, weighted by the "
+                f"normal policy's likelihood {brier(2):.4f}"
             )
             return 0
         jobs4 = [(specs, args.seed, i, args.rules) for i in range(args.matches)]
