@@ -28,7 +28,9 @@ the moment a player's POST answer arrived to the moment each other seat's stream
 move's last event), CPU milliseconds per move of each part (web processes, PostgreSQL, worker,
 scheduler and beat, the notifier, Redis, the load generator) and of the whole machine (``all``:
 its busy time, whatever ran, per move), the cores busy, resident memory per stream (idle: all
-streams open before anyone plays; playing: at the end of the step), and errors (5xx, refused,
+streams open before anyone plays, and, on a line of its own, what each of the second half of
+them cost, opened once every process had its first ones: one more stream without a process's
+fixed costs; playing: at the end of the step), and errors (5xx, refused,
 timed out, unexpected answers) and dropped streams. At the end, the largest step that met both
 targets (POST p99 <= 100 ms, stream p95 <= 100 ms, no error, no dropped stream).
 
@@ -619,14 +621,22 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
         playing = 0
         for n, step in enumerate(steps):
             new = tables[playing:step]
-            shares = [new[i :: args.procs] for i in range(args.procs)]
-            answers = ask([("add", share) for share in shares])
-            ready = sum(a[1] for a in answers)
-            time.sleep(2.0)
-            _, rss = cpu_by_part(load_pids, stack.pid, servers)
+            # The first step opens its streams in two halves: the second half's memory is what
+            # one more idle stream costs, without a process's first-stream costs (its pools).
+            halves = [new[: len(new) // 2], new[len(new) // 2 :]] if n == 0 else [new]
+            rss_half = 0
+            for half in halves:
+                shares = [half[i :: args.procs] for i in range(args.procs)]
+                answers = ask([("add", share) for share in shares])
+                ready = sum(a[1] for a in answers)  # streams ready so far, in all
+                time.sleep(2.0)
+                _, rss = cpu_by_part(load_pids, stack.pid, servers)
+                rss_half = rss_half or rss["web"]
             row: dict[str, Any] = {"tables": step, "streams": 3 * step, "ready": ready}
             if n == 0:
                 row["idle_kib"] = (rss["web"] - rss_empty) / max(1, 3 * step) / 1024
+                more = 3 * len(halves[1])
+                row["idle_more_kib"] = (rss["web"] - rss_half) / max(1, more) / 1024
                 ask([("release",)] * args.procs)
             playing = step
             time.sleep(args.warmup)
@@ -658,6 +668,12 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
             )
             rows.append(row)
             print_row(row)
+            if "idle_more_kib" in row:
+                print(
+                    f"{'':>6} idle streams: {row['idle_kib']:.0f} KiB each from the empty stack, "
+                    f"{row['idle_more_kib']:.0f} KiB each of the second half opened",
+                    flush=True,
+                )
         ask([("stop",)] * args.procs)
     finally:
         for proc in procs:
