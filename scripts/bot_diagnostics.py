@@ -6,7 +6,7 @@
     .venv/bin/python scripts/bot_diagnostics.py calibration --matches 24 --seed 11
     .venv/bin/python scripts/bot_diagnostics.py inference --matches 24 --seed 11
 
-Both play the tournament's matches (``--bots``, by default the hard bot against two normal
+All three play the tournament's matches (``--bots``, by default the hard bot against two normal
 bots, seats rotated as ``games.rules.tournament`` rotates them, the same match seeds).
 
 ``oracle``: the hard bot's deals come from the game's true state (the opponents' real hands and
@@ -54,7 +54,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from games.rules.bots.hard import HardBot  # noqa: E402
-from games.rules.bots.heuristics import pairs_for, targets, typical_deadwood  # noqa: E402
+from games.rules.bots.heuristics import (  # noqa: E402
+    Params,
+    meld_partners,
+    targets,
+    typical_deadwood,
+)
 from games.rules.bots.knowledge import read  # noqa: E402
 from games.rules.bots.normal import best_take, discard_score, feed_chance  # noqa: E402
 from games.rules.bots.sampling import Sampler, World  # noqa: E402
@@ -67,6 +72,9 @@ from games.rules.tournament import make_bot, match_seed, seating  # noqa: E402
 
 #: The state of the game at the decision being made (one match per process at a time).
 _NOW: dict[str, GameState] = {}
+
+#: The normal bot's knobs (its defaults): the policy ``policy_likelihood`` scores turns by.
+NORMAL = Params()
 
 
 def _remember(state: GameState, seat: int, view: dict, legal: list, history: Any) -> None:
@@ -113,12 +121,11 @@ class TrueSampler(Sampler):
         """The first of the sampler's deals that matches the truth in what ``know`` names."""
         ah = self.k.rules.ace_high_runs
         if self.know == "takes":
-            pairs = pairs_for(ah)
             nxt = (self.k.seat + 1) % 3
             mine = [c for c in range(52) if BIT[c] & self.k.hand]
 
             def pattern(hand: int) -> list[bool]:
-                return [any(hand & p == p for p in pairs[c]) for c in mine]
+                return [meld_partners(c, hand, ah) > 0 for c in mine]
 
             truth = pattern(state.hands[nxt])
 
@@ -233,7 +240,8 @@ def seat_turns(history: list[dict[str, Any]], seat: int, rules: RuleSet) -> list
             t = Turn(top=pile[-1] if pile else -1)
             threats = [x for x in range(3) if x != s and opened[x]]
             if rules.draw_call and opened[s] and not blocked[s] and threats:
-                t.no_call = int(1.2 * min(typical_deadwood(max(0, counts[x])) for x in threats))
+                typical = min(typical_deadwood(max(0, counts[x])) for x in threats)
+                t.no_call = int(NORMAL.call_frac * typical)
             blocked[s] = False
             if kind == "drew":
                 t.drew = True
@@ -313,12 +321,12 @@ def policy_likelihood(
                 fit -= penalty
             unknown = FULL_DECK & ~before & ~t.dead
             q2 = feed_chance(t.next_count, unknown)
-            scores = [
-                discard_score(c, before, unknown, q2, 0, ah, 6.0, 10.0)
+            scores = {
+                c: discard_score(c, before, unknown, q2, 0, ah, NORMAL.keep, NORMAL.danger)
                 for c in range(52)
                 if before & BIT[c]
-            ]
-            fit -= max(scores) - discard_score(t.discard, before, unknown, q2, 0, ah, 6.0, 10.0)
+            }
+            fit -= max(scores.values()) - scores[t.discard]
             h = before
         h |= t.revealed
         if t.hidden:
@@ -348,20 +356,21 @@ def inference_match(job: tuple[list[str], int, int, str, int]) -> list[tuple[boo
         if not k.discarded[nxt]:
             return
         r = random.Random(index * 7919 + len(rows))
-        hands = [hard.sampler(k).sample(r).hands[nxt] for _ in range(deals)]
+        sampler = hard.sampler(k)
+        hands = [sampler.sample(r).hands[nxt] for _ in range(deals)]
         turns = seat_turns(history, nxt, k.rules)
         fits = [policy_likelihood(turns, h, k.rules, r) for h in hands]
         top = max(fits)
         weights = [math.exp(f - top) for f in fits]
         total = sum(weights)
-        pairs = pairs_for(k.rules.ace_high_runs)
+        ah = k.rules.ace_high_runs
         for c in range(52):
             if not k.hand & BIT[c]:
                 continue
-            melds = [any(h & p == p for p in pairs[c]) for h in hands]
+            melds = [meld_partners(c, h, ah) > 0 for h in hands]
             rows.append(
                 (
-                    any(state.hands[nxt] & p == p for p in pairs[c]),
+                    meld_partners(c, state.hands[nxt], ah) > 0,
                     sum(melds) / deals,
                     sum(w for w, m in zip(weights, melds, strict=True) if m) / total,
                 )
