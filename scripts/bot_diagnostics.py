@@ -5,8 +5,9 @@
     .venv/bin/python scripts/bot_diagnostics.py oracle --matches 200 --phases play --know next
     .venv/bin/python scripts/bot_diagnostics.py calibration --matches 24 --seed 11
     .venv/bin/python scripts/bot_diagnostics.py inference --matches 24 --seed 11
+    .venv/bin/python scripts/bot_diagnostics.py rounds --matches 200 --seed 11
 
-All three play the tournament's matches (``--bots``, by default the hard bot against two normal
+All four play the tournament's matches (``--bots``, by default the hard bot against two normal
 bots, seats rotated as ``games.rules.tournament`` rotates them, the same match seeds).
 
 ``oracle``: the hard bot's deals come from the game's true state (the opponents' real hands and
@@ -34,6 +35,12 @@ the sampler's deals (``--deals`` of them) where it could, and the same deals wei
 the next seat's turns this round were with each deal's hand under the ``normal`` bot's policy,
 the policy the seat really plays (``policy_likelihood``): near the best guess the table allows,
 since that model of the seat is exact.
+
+``rounds``: how the measured bot's rounds ended (its own Draw calls won or lost, opponents' calls
+won by challenging or lost, Tongits, stock out); at the opponents' calls it lost, the deadwood and
+hand size of it, the caller and the third seat; and at each of its turn starts where it could call
+Draw, whether a call would have won there against the true hands, the opponents answering as their
+bots do: how many such calls it made, and in how many rounds it lost it had passed one up.
 
 A benchmark-like tool, not a test: it asserts nothing.
 """
@@ -64,11 +71,14 @@ from games.rules.bots.knowledge import read  # noqa: E402
 from games.rules.bots.normal import best_take, discard_score, feed_chance  # noqa: E402
 from games.rules.bots.sampling import Sampler, World  # noqa: E402
 from games.rules.cards import BIT, FULL_DECK, mask_of_codes, parse_card  # noqa: E402
+from games.rules.engine import decide, legal_commands  # noqa: E402
+from games.rules.events import DrawCalled, RoundEnded  # noqa: E402
 from games.rules.melds import SET, best_arrangement  # noqa: E402
 from games.rules.ruleset import RuleSet  # noqa: E402
 from games.rules.selfplay import play_match  # noqa: E402
-from games.rules.state import GameState  # noqa: E402
+from games.rules.state import DRAW_CALL, GameState, evolve, fold  # noqa: E402
 from games.rules.tournament import make_bot, match_seed, seating  # noqa: E402
+from games.rules.views import player_view  # noqa: E402
 
 #: The state of the game at the decision being made (one match per process at a time).
 _NOW: dict[str, GameState] = {}
@@ -380,9 +390,150 @@ def inference_match(job: tuple[list[str], int, int, str, int]) -> list[tuple[boo
     return rows
 
 
+# ---------------------------------------------------------------- rounds
+
+
+def call_would_win(state: GameState, seat: int, bots: list[Any]) -> bool:
+    """Whether ``seat`` calling Draw now wins the round, each opponent answering as its bot does."""
+    rng = random.Random(0)
+    for event in decide(state, seat, {"type": "call_draw"}):
+        state = evolve(state, event)
+    while state.phase == DRAW_CALL:
+        s = state.turn
+        cmd = bots[s].choose(player_view(state, s), legal_commands(state, s), rng, [])
+        for event in decide(state, s, cmd):
+            state = evolve(state, event)
+    last = state.last_round
+    return last is not None and last.winner == seat
+
+
+@dataclass
+class Ending:
+    """One round as the measured seat saw it; seats counted from it: 0 itself, 1 next, 2 prior."""
+
+    reason: str
+    won: bool
+    caller: int = -1  # who called Draw, if the round ended by one
+    deadwood: tuple[int, int, int] = (0, 0, 0)  # when the Draw was called
+    cards: tuple[int, int, int] = (0, 0, 0)
+    chances: int = 0  # its turn starts where a Draw call would have won
+    taken: int = 0  # ... and it called
+
+
+def rounds_match(job: tuple[list[str], int, int, str]) -> list[Ending]:
+    specs, seed, index, rules = job
+    bots, seat = _seats(specs, index)
+    measured = bots[seat]
+    chance: dict[int, list[int]] = {}  # round -> [winning call chances, taken]
+    pending: list[bool] = []
+
+    def watch(state: GameState, s: int, view: dict, legal: list, history: Any) -> None:
+        if s == seat and any(c["type"] == "call_draw" for c in legal):
+            pending.append(call_would_win(state, seat, bots))
+
+    class Recorder:
+        name = measured.name
+        uses_history = getattr(measured, "uses_history", False)
+
+        def choose(self, view: dict, legal: list, rng: random.Random, history: Any = None) -> Any:
+            if history is None:
+                cmd = measured.choose(view, legal, rng)
+            else:
+                cmd = measured.choose(view, legal, rng, history)
+            if pending:
+                wins = pending.pop()
+                if wins:
+                    row = chance.setdefault(view["round"], [0, 0])
+                    row[0] += 1
+                    row[1] += cmd["type"] == "call_draw"
+            return cmd
+
+    bots[seat] = Recorder()
+    record = play_match(
+        bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules), watch=watch
+    )
+    out: list[Ending] = []
+    state = fold(record.events[:1])
+    at_call: tuple[int, tuple[int, int, int], tuple[int, int, int]] | None = None
+    ah = state.rules.ace_high_runs
+
+    def rel(values: list[int]) -> tuple[int, int, int]:
+        return (values[seat], values[(seat + 1) % 3], values[(seat + 2) % 3])
+
+    for event in record.events[1:]:
+        if isinstance(event, DrawCalled):
+            at_call = (
+                (state.turn - seat) % 3,
+                rel([best_arrangement(h, ah)[0] for h in state.hands]),
+                rel([h.bit_count() for h in state.hands]),
+            )
+        state = evolve(state, event)
+        if isinstance(event, RoundEnded):
+            row = chance.get(event.round, [0, 0])
+            ending = Ending(event.reason, event.winner == seat, chances=row[0], taken=row[1])
+            if event.reason == "draw" and at_call is not None:
+                ending.caller, ending.deadwood, ending.cards = at_call
+            out.append(ending)
+            at_call = None
+    return out
+
+
+def rounds_report(name: str, endings: list[Ending]) -> str:
+    n = len(endings)
+
+    def share(k: int) -> str:
+        return f"{k} ({k / max(n, 1):.1%})"
+
+    own = [e for e in endings if e.reason == "draw" and e.caller == 0]
+    theirs = [e for e in endings if e.reason == "draw" and e.caller > 0]
+    lost = [e for e in theirs if not e.won]
+    lines = [
+        f"{n} rounds of {name}: won {share(sum(e.won for e in endings))}",
+        f"  its Draw calls: won {share(sum(e.won for e in own))}, "
+        f"lost {share(sum(not e.won for e in own))}",
+        f"  opponents' Draw calls: won by challenging {share(sum(e.won for e in theirs))}, "
+        f"lost {share(len(lost))}",
+    ]
+    for reason in ("tongits", "stock_out", "turn_cap"):
+        these = [e for e in endings if e.reason == reason]
+        if these:
+            lines.append(
+                f"  {reason}: won {share(sum(e.won for e in these))}, "
+                f"lost {share(sum(not e.won for e in these))}"
+            )
+    if lost:
+
+        def med(i: int) -> float:
+            return statistics.median(e.deadwood[i] for e in lost)
+
+        def mean_cards(i: int) -> float:
+            return statistics.mean(e.cards[i] for e in lost)
+
+        callers = [e.caller for e in lost]
+        lines.append(
+            f"  at the {len(lost)} opponents' calls it lost (caller next seat {callers.count(1)}, "
+            f"previous {callers.count(2)}): median deadwood {med(0):.0f} its own, the caller's "
+            "{:.0f}, the third seat's {:.0f}; cards in hand {:.1f}, {:.1f}, {:.1f}".format(
+                statistics.median(e.deadwood[e.caller] for e in lost),
+                statistics.median(e.deadwood[3 - e.caller] for e in lost),
+                mean_cards(0),
+                statistics.mean(e.cards[e.caller] for e in lost),
+                statistics.mean(e.cards[3 - e.caller] for e in lost),
+            )
+        )
+    chances = sum(e.chances for e in endings)
+    taken = sum(e.taken for e in endings)
+    missed = sum(1 for e in endings if not e.won and e.chances > e.taken)
+    lines.append(
+        f"  turn starts where a Draw call would have won: {chances}, of which it called "
+        f"{taken}; lost rounds in which it passed one up: {missed}"
+    )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("oracle", "calibration", "inference"))
+    parser.add_argument("what", choices=("oracle", "calibration", "inference", "rounds"))
     parser.add_argument("--bots", default="hard,normal,normal", help="entry 0 is measured")
     parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
@@ -435,6 +586,10 @@ def main() -> int:
             )
             return 0
         jobs4 = [(specs, args.seed, i, args.rules) for i in range(args.matches)]
+        if args.what == "rounds":
+            endings = [e for m in pool.map(rounds_match, jobs4, chunksize=1) for e in m]
+            print(rounds_report(specs[0], endings))
+            return 0
         rows = [row for match in pool.map(calibration_match, jobs4, chunksize=1) for row in match]
     if not rows:
         print("no decision to measure")
