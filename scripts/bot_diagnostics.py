@@ -502,24 +502,16 @@ def rounds_report(name: str, endings: list[Ending]) -> str:
                 f"lost {share(sum(not e.won for e in these))}"
             )
     if lost:
-
-        def med(i: int) -> float:
-            return statistics.median(e.deadwood[i] for e in lost)
-
-        def mean_cards(i: int) -> float:
-            return statistics.mean(e.cards[i] for e in lost)
-
+        # per lost call, its seats by role: the measured bot, the caller, the third seat
+        roles = [(e, (0, e.caller, 3 - e.caller)) for e in lost]
+        dw = [statistics.median(e.deadwood[r[i]] for e, r in roles) for i in range(3)]
+        cards = [statistics.mean(e.cards[r[i]] for e, r in roles) for i in range(3)]
         callers = [e.caller for e in lost]
         lines.append(
             f"  at the {len(lost)} opponents' calls it lost (caller next seat {callers.count(1)}, "
-            f"previous {callers.count(2)}): median deadwood {med(0):.0f} its own, the caller's "
-            "{:.0f}, the third seat's {:.0f}; cards in hand {:.1f}, {:.1f}, {:.1f}".format(
-                statistics.median(e.deadwood[e.caller] for e in lost),
-                statistics.median(e.deadwood[3 - e.caller] for e in lost),
-                mean_cards(0),
-                statistics.mean(e.cards[e.caller] for e in lost),
-                statistics.mean(e.cards[3 - e.caller] for e in lost),
-            )
+            f"previous {callers.count(2)}): median deadwood {dw[0]:.0f} its own, the caller's "
+            f"{dw[1]:.0f}, the third seat's {dw[2]:.0f}; cards in hand {cards[0]:.1f}, "
+            f"{cards[1]:.1f}, {cards[2]:.1f}"
         )
     chances = sum(e.chances for e in endings)
     taken = sum(e.taken for e in endings)
