@@ -4,9 +4,12 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
+# The translations (ops/messages.py): compiled again whenever a catalog changes.
+PO_FILES := $(wildcard tongits_site/locale/*/LC_MESSAGES/*.po)
+MO_FILES := $(PO_FILES:.po=.mo)
 
 .DEFAULT_GOAL := help
-.PHONY: help install run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-push simulate tournament
+.PHONY: help install messages run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-push simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -28,6 +31,7 @@ help:
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make tournament  the bot levels against each other: docs/bots.md's tables and ratings (about 40 min)"
 	@echo "make install   create .venv and install the project with dev extras; npm ci (axe-core)"
+	@echo "make messages  the code's texts into tongits_site/locale (then translate the .po files)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +41,14 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-install: $(STAMP) $(NPM_STAMP)
+install: $(STAMP) $(NPM_STAMP) $(MO_FILES)
+
+# Every language's .po compiled to the .mo Django reads (Babel: no GNU gettext needed).
+$(MO_FILES) &: $(PO_FILES) $(STAMP)
+	$(PY) -m ops.messages compile
+
+messages: $(STAMP)
+	$(PY) -m ops.messages extract
 
 # axe-core for tests/browser, exactly as package-lock.json pins it; again when either file changes.
 $(NPM_STAMP): package.json package-lock.json
@@ -45,29 +56,29 @@ $(NPM_STAMP): package.json package-lock.json
 	touch $@
 
 # Web (gunicorn), Celery worker and beat; embedded PostgreSQL unless DATABASE_URL is set.
-run: $(STAMP)
+run: $(STAMP) $(MO_FILES)
 	$(PY) -m ops.stack
 
 # The cluster on this machine (cluster/): Debian's postgresql-15, pgbouncer, haproxy and redis.
-cluster: $(STAMP)
+cluster: $(STAMP) $(MO_FILES)
 	$(PY) -m cluster
 
 # Faults against a cluster of its own, while simulated people and bots play (scripts/chaos.py).
-chaos: $(STAMP)
+chaos: $(STAMP) $(MO_FILES)
 	$(PY) scripts/chaos.py
 
 # HAProxy + pgbouncer + two nodes against one node straight on PostgreSQL, interleaved.
-bench-cluster: $(STAMP)
+bench-cluster: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_cluster.py
 
 # manage.py on the database `make run` uses (ops/manage.py): make manage ARGS="createsuperuser".
-manage: $(STAMP)
+manage: $(STAMP) $(MO_FILES)
 	@$(PY) -m ops.manage $(ARGS)
 
 # Two pytest-xdist workers, each test file on one of them (its module's servers shared).
 TEST_WORKERS ?= 2
 
-test: $(STAMP) $(NPM_STAMP)
+test: $(STAMP) $(NPM_STAMP) $(MO_FILES)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 	$(PY) scripts/smoke.py
@@ -92,27 +103,27 @@ bench-moves: $(STAMP)
 	DATABASE_URL=$(BENCH_DB) $(PY) manage.py migrate -v0
 	DATABASE_URL=$(BENCH_DB) $(PY) manage.py bench_moves
 
-bench-api: $(STAMP)
+bench-api: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_api.py
 
-bench-auth: $(STAMP)
+bench-auth: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_auth.py
 
-bench-chips: $(STAMP)
+bench-chips: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_chips.py
 
 # 300 SSE streams on one uvicorn process while 10 tables play: latency, memory, idle CPU.
-bench-streams: $(STAMP)
+bench-streams: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_streams.py
 
 # Players per node: the stack as make run starts it, tables of three people who follow their
 # streams and think 1.5-4.5 s before each move, stepped from 250 to 1,000 tables.
-bench-players: $(STAMP)
+bench-players: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_players.py
 
 # Move to push: the stack as make run starts it, tables of three people with no stream open,
 # each turn's Web Push timed from the move's answer to its arrival at a local push service.
-bench-push: $(STAMP)
+bench-push: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_push.py
 
 simulate: $(STAMP)

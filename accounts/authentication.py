@@ -29,6 +29,7 @@ from rest_framework.authentication import get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
 from accounts import token_cache
+from runtime import i18n
 
 #: The accepted ``Authorization`` prefixes (case-insensitive); the first is the one 401s name.
 KEYWORDS = ("Token", "Bearer")
@@ -105,6 +106,7 @@ class CachedTokenAuthentication(TokenAuthentication):
         if hit is not None:
             expiry = getattr(hit[1], "expiry", None)
             if expiry is None or expiry > timezone.now():
+                i18n.use_account(hit[0])
                 return hit
             token_cache.forget(key)  # expired while remembered: the look-up says so
         try:
@@ -113,6 +115,7 @@ class CachedTokenAuthentication(TokenAuthentication):
             token_cache.forget(key)
             raise
         token_cache.put(key, user, session)
+        i18n.use_account(user)  # the answer speaks the account's language from here on
         return user, session
 
     def _look_up(self, key: str) -> tuple[Any, Any]:

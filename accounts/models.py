@@ -41,6 +41,22 @@ class User(AbstractUser):
         help_text="When the player deleted the account: the row is anonymised (placeholder "
         "name, no e-mail, no password) and kept only as the id their games' events name.",
     )
+    # The profile others see (accounts.profile): empty fields show the defaults.
+    display_name = models.CharField(
+        max_length=24, blank=True, default="", help_text="Empty: the username is shown."
+    )
+    avatar = models.CharField(
+        max_length=32, blank=True, default="", help_text="A key of the catalogue; empty: by id."
+    )
+    country = models.CharField(
+        max_length=2, blank=True, default="", help_text="ISO 3166-1 alpha-2, or empty."
+    )
+    language = models.CharField(
+        max_length=8,
+        blank=True,
+        default="",
+        help_text="en, fil, es, vi, tr or ar; empty: each request's Accept-Language.",
+    )
 
     objects = CaseInsensitiveUserManager()
 
@@ -61,8 +77,52 @@ class User(AbstractUser):
         return self.DELETED_NAME if self.deleted_at else self.username
 
 
+#: A login that is no row: the account's own username and password.
+PASSWORD_METHOD = "password"
+
+
 def bot_username(level: str) -> str:
     return f"{BOT_USERNAME_PREFIX}{level}"
+
+
+class Login(models.Model):
+    """One way into an account besides its password: a device's key, or an Apple or Google
+    identity. ``subject`` is what the way in is known by: the SHA-256 of a device key (never the
+    key), or the provider's ``sub`` (never the e-mail, which a provider may reassign). One
+    identity belongs to one account (a unique constraint); an account has at most one login of
+    each method. Removing one deletes its row, so the identity may then sign up afresh."""
+
+    class Method(models.TextChoices):
+        DEVICE = "device", "a device's key (a guest account)"
+        APPLE = "apple", "Sign in with Apple"
+        GOOGLE = "google", "Sign in with Google"
+
+    id = models.BigAutoField(primary_key=True)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="logins")
+    method = models.CharField(max_length=8, choices=Method.choices)
+    subject = models.CharField(max_length=255)
+    email = models.EmailField(
+        blank=True, default="", help_text="Apple and Google: the address, if they verified it."
+    )
+    label = models.CharField(max_length=100, blank=True, default="", help_text="A device's name.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["method", "subject"], name="accounts_login_identity"),
+            models.UniqueConstraint(
+                fields=["user", "method"], name="accounts_login_one_per_method"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.method} login of {self.user_id}"
+
+
+#: Every way into an account, as GET /me/logins names them.
+LOGIN_METHODS = (PASSWORD_METHOD, *Login.Method.values)
 
 
 class Session(AbstractAuthToken):

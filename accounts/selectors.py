@@ -17,7 +17,15 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import MatchRecord, PlayerMatch, PlayerStats, Session, User
+from accounts.models import (
+    PASSWORD_METHOD,
+    Login,
+    MatchRecord,
+    PlayerMatch,
+    PlayerStats,
+    Session,
+    User,
+)
 from chips import selectors as chips_selectors
 from core.errors import NotFound
 from games import selectors as games_selectors
@@ -35,11 +43,6 @@ class PlayerNotFound(NotFound):
 
 class MatchNotFound(NotFound):
     detail = "No finished match with that id."
-
-
-def user_username_taken(*, username: str) -> bool:
-    """Whether a user already has this username, ignoring case."""
-    return User.objects.filter(username__iexact=username).exists()
 
 
 def _by_username(username: str) -> QuerySet[User]:
@@ -304,6 +307,33 @@ def session_list(*, user: User, current: Any = None) -> list[dict[str, Any]]:
     ]
 
 
+def login_list(*, user: User) -> list[dict[str, Any]]:
+    """The ways into ``user``'s account, never a secret: ``method``, ``created_at``,
+    ``last_used_at`` and, by method, the username, the device's name or the verified e-mail."""
+    entries: list[dict[str, Any]] = []
+    if user.has_usable_password():
+        entries.append(
+            {
+                "method": PASSWORD_METHOD,
+                "username": user.username,
+                "created_at": None,
+                "last_used_at": user.last_login,
+            }
+        )
+    for login in Login.objects.filter(user=user):
+        entry: dict[str, Any] = {
+            "method": login.method,
+            "created_at": login.created_at,
+            "last_used_at": login.last_used_at,
+        }
+        if login.method == Login.Method.DEVICE:
+            entry["device"] = login.label
+        else:
+            entry["email"] = login.email
+        entries.append(entry)
+    return entries
+
+
 def account_export(*, user: User, current: Any = None) -> dict[str, Any]:
     """Everything the server holds about the user, as one JSON-ready document: the account,
     sessions (never their keys), their wallet and every entry of it, history, totals, and each
@@ -330,8 +360,13 @@ def account_export(*, user: User, current: Any = None) -> dict[str, Any]:
             "email": user.email,
             "date_joined": user.date_joined,
             "last_login": user.last_login,
+            "display_name": user.display_name,
+            "avatar": user.avatar,
+            "country": user.country,
+            "language": user.language,
         },
         "sessions": session_list(user=user, current=current),
+        "logins": login_list(user=user),
         "history": [history_item(row) for row in player_match_list(player=user)],
         "stats": player_stats(player=user),
         "games": games,

@@ -21,10 +21,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, override
 
 from accounts import projections, signals, token_cache
-from accounts.models import BOT_USERNAME_PREFIX, Session, User
-from accounts.selectors import user_username_taken
+from accounts.models import BOT_USERNAME_PREFIX, Login, Session, User
 from chips import services as chips
 from core.errors import Invalid, NotFound, Unauthenticated
 from games import lobby, play
@@ -38,34 +39,39 @@ SEND_PASSWORD_RESET = "accounts.tasks.send_password_reset"
 
 class UsernameTaken(Invalid):
     code = "username_taken"
-    detail = "A user with that username already exists."
+    detail = gettext_lazy("A user with that username already exists.")
 
 
 class UsernameReserved(Invalid):
     code = "username_reserved"
-    detail = f"Usernames starting with {BOT_USERNAME_PREFIX!r} belong to the bots."
+    detail = gettext_lazy("Usernames starting with 'bot-' belong to the bots.")
 
 
 class InvalidCredentials(Unauthenticated):
     code = "invalid_credentials"
-    detail = "Unable to log in with the given username and password."
+    detail = gettext_lazy("Unable to log in with the given username and password.")
 
 
 class WrongPassword(Invalid):
     code = "wrong_password"
-    detail = "The current password is not correct."
+    detail = gettext_lazy("The current password is not correct.")
+
+
+class WrongConfirmation(Invalid):
+    code = "wrong_confirmation"
+    detail = gettext_lazy("To delete an account without a password, confirm with its username.")
 
 
 class InvalidResetToken(Invalid):
     code = "invalid_reset_token"
-    detail = "This reset link is not valid: it is wrong, used already or too old."
+    detail = gettext_lazy("This reset link is not valid: it is wrong, used already or too old.")
 
 
 class SessionNotFound(NotFound):
-    detail = "No session of yours with that id."
+    detail = gettext_lazy("No session of yours with that id.")
 
 
-def _checked_password(password: str, user: User, field: str = "password") -> None:
+def checked_password(password: str, user: User, field: str = "password") -> None:
     """AUTH_PASSWORD_VALIDATORS (Django's defaults), as a field error of ``field``."""
     try:
         validate_password(password, user=user)
@@ -73,7 +79,21 @@ def _checked_password(password: str, user: User, field: str = "password") -> Non
         raise ValidationError({field: exc.messages}) from exc
 
 
-def _fresh(user: User) -> User:
+def checked_username(username: str, *, user: User | None = None) -> str:
+    """A username a person may take (registration's rules): normalised, not a bot's, not
+    another account's regardless of case (``user``'s own name may be kept)."""
+    username = User.normalize_username(username)
+    if username.lower().startswith(BOT_USERNAME_PREFIX):  # bot-easy, ... play under these
+        raise UsernameReserved()
+    taken = User.objects.filter(username__iexact=username)
+    if user is not None:
+        taken = taken.exclude(pk=user.pk)
+    if taken.exists():
+        raise UsernameTaken()
+    return username
+
+
+def fresh(user: User) -> User:
     """The user's row, locked: the request's user may be a second old (the token look-up is
     remembered), and its password hash with it."""
     return User.objects.select_for_update().get(pk=user.pk)
@@ -96,13 +116,9 @@ def user_register(
 ) -> tuple[User, Session, str]:
     """Create a user (password checked by AUTH_PASSWORD_VALIDATORS), their wallet with its
     sign-up grant, and their first session."""
-    username = User.normalize_username(username)
-    if username.lower().startswith(BOT_USERNAME_PREFIX):  # bot-easy, ... play under these
-        raise UsernameReserved()
-    if user_username_taken(username=username):
-        raise UsernameTaken()
+    username = checked_username(username)
     user = User(username=username, email=User.objects.normalize_email(email))
-    _checked_password(password, user)
+    checked_password(password, user)
     user.set_password(password)
     try:
         with transaction.atomic():
@@ -161,10 +177,10 @@ def password_change(
     *, user: User, old_password: str, new_password: str, current: Session | None
 ) -> None:
     """Set a new password (old one required) and end every other session of the user."""
-    user = _fresh(user)
+    user = fresh(user)
     if not user.check_password(old_password):
         raise WrongPassword()
-    _checked_password(new_password, user, field="new_password")
+    checked_password(new_password, user, field="new_password")
     user.set_password(new_password)
     user.save(update_fields=["password"])
     sessions_end_all(user=user, keep=current)
@@ -189,14 +205,23 @@ def password_reset_send(*, email: str) -> int:
         token = default_token_generator.make_token(user)
         link = settings.TONGITS_PASSWORD_RESET_URL.format(uid=uid, token=token)
         hours = settings.PASSWORD_RESET_TIMEOUT // 3600
-        body = (
-            f"Someone asked to reset the Tongits password of {user.username}.\n\n"
-            f"To choose a new one, open this link within {hours} hours:\n{link}\n\n"
-            f"Or send uid {uid} and token {token} with the new password to "
-            "POST /api/v1/auth/password-reset/confirm.\n\n"
-            "If it was not you, ignore this mail: your password stays as it is.\n"
-        )
-        send_mail("Reset your Tongits password", body, None, [user.email])
+        with override(user.language or settings.LANGUAGE_CODE):
+            values = {"username": user.username, "hours": hours, "link": link}
+            body = "\n\n".join(
+                [
+                    _("Someone asked to reset the Tongits password of %(username)s.") % values,
+                    _("To choose a new one, open this link within %(hours)s hours:\n%(link)s")
+                    % values,
+                    _(
+                        "Or send uid %(uid)s and token %(token)s with the new password to "
+                        "POST /api/v1/auth/password-reset/confirm."
+                    )
+                    % {"uid": uid, "token": token},
+                    _("If it was not you, ignore this mail: your password stays as it is."),
+                ]
+            )
+            subject = _("Reset your Tongits password")
+        send_mail(subject, body + "\n", None, [user.email])
         sent += 1
     return sent
 
@@ -214,7 +239,7 @@ def password_reset_confirm(*, uid: str, token: str, new_password: str) -> User:
         raise InvalidResetToken() from None
     if not default_token_generator.check_token(user, token):
         raise InvalidResetToken()
-    _checked_password(new_password, user, field="new_password")
+    checked_password(new_password, user, field="new_password")
     user.set_password(new_password)
     user.save(update_fields=["password"])
     sessions_end_all(user=user)
@@ -225,8 +250,9 @@ def password_reset_confirm(*, uid: str, token: str, new_password: str) -> User:
 
 
 @transaction.atomic
-def account_delete(*, user: User, password: str) -> None:
-    """Delete the account (its password confirms it): nothing personal remains.
+def account_delete(*, user: User, password: str = "", confirm: str = "") -> None:
+    """Delete the account (its password confirms it; an account without one, such as a guest's,
+    is confirmed by its username in ``confirm``): nothing personal remains.
 
     The row stays, anonymised (a random placeholder name, no e-mail, no password, inactive,
     ``deleted_at``), because the games' hash-chained events name the player by this id; every
@@ -236,10 +262,16 @@ def account_delete(*, user: User, password: str) -> None:
     The wallet's chips go to the house (an ``account_deleted`` entry), and so do chips a
     running match pays them later; the entries stay, as every entry does.
     """
-    user = _fresh(user)
-    if user.is_bot or not user.check_password(password):
+    user = fresh(user)
+    if user.is_bot:
         raise WrongPassword()
+    if user.has_usable_password():
+        if not user.check_password(password):
+            raise WrongPassword()
+    elif confirm != user.username:
+        raise WrongConfirmation()
     sessions_end_all(user=user)
+    Login.objects.filter(user=user).delete()  # the same identity may sign up afresh
     StreamTicket.objects.filter(user=user).delete()
     game_ids = lobby.player_departs(user=user)
     running = Game.objects.filter(pk__in=game_ids, status=Game.Status.ACTIVE)
@@ -250,6 +282,7 @@ def account_delete(*, user: User, password: str) -> None:
             play.resign(game_id, user.pk)
     user.username = f"deleted-{uuid.uuid4().hex}"
     user.email = user.first_name = user.last_name = ""
+    user.display_name = user.avatar = user.country = ""
     user.set_unusable_password()
     user.is_active = user.is_staff = user.is_superuser = False
     user.last_login = None

@@ -52,6 +52,7 @@ HTTP_STATUS: dict[type[errors.DomainError], int] = {
     errors.Conflict: 409,
     errors.Refused: 422,
     errors.Throttled: 429,
+    errors.Unavailable: 503,
     errors.DomainError: 400,
 }
 
@@ -209,6 +210,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body = {**exc.extra, "code": exc.code, "detail": clip(exc.detail)}
         if isinstance(exc, errors.Throttled):
             headers["Retry-After"] = str(exc.extra["retry_after"])
+        elif isinstance(exc, errors.Unavailable):
+            headers["Retry-After"] = "5"
         return Response(body, status=http_status(exc), headers=headers)
     if isinstance(exc, DatabaseUnreachable):
         # The database (or its pooler) is away or restarting: nothing was answered, and a

@@ -81,6 +81,14 @@ class Refused(DomainError):
     detail = "The request was refused."
 
 
+class Unavailable(DomainError):
+    """A service this one depends on cannot be reached now (an identity provider's keys); the
+    same request may work in a moment."""
+
+    code = "unavailable"
+    detail = "A service this request needs cannot be reached now: try again."
+
+
 class Unauthenticated(DomainError):
     """The credentials given are wrong."""
 

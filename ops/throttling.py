@@ -186,6 +186,13 @@ class RegisterThrottle(AddressThrottle):
     scope = "register"
 
 
+class SignInThrottle(AddressThrottle):
+    """Guest and Apple/Google sign-ins per client address (a new account is also counted as a
+    registration: ``RegisterThrottle``)."""
+
+    scope = "sign_in"
+
+
 class PasswordResetThrottle(AddressThrottle):
     """Password-reset requests per client address: each may send a mail, so a stranger must not
     be able to flood an inbox (or the mail server) through the endpoint."""

@@ -37,6 +37,7 @@ from django.middleware.security import SecurityMiddleware
 from drf_orjson_renderer.renderers import ORJSONRenderer
 from rest_framework.exceptions import APIException
 
+from runtime import i18n
 from runtime.hardening import depth
 
 logger = logging.getLogger(__name__)
@@ -171,10 +172,13 @@ def answer(
     request: ShortRequest, data: Any, *, allow: str, headers: dict[str, str] | None = None
 ) -> Answer:
     """A 200 with ``data`` as DRF's renderer writes it and the headers the view, DRF and
-    Django's middleware give it (``Allow``, the security middleware's, ``Content-Length``)."""
+    Django's middleware give it (``Allow``, the language's, the security middleware's,
+    ``Content-Length``)."""
     content = ORJSONRenderer().render(data, "application/json", {})
+    language = i18n.language_for(request.user, request.META.get("HTTP_ACCEPT_LANGUAGE", ""))
+    headers = {**(headers or {}), **i18n.headers_for(language)}
     out = [(b"content-type", b"application/json")]
-    out += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    out += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
     out.append((b"allow", allow.encode("latin-1")))
     out += _security_headers(request.is_secure())
     out.append((b"content-length", str(len(content)).encode()))

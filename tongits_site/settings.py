@@ -37,6 +37,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import dj_database_url
+from django.conf import locale as django_locale
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -101,6 +102,9 @@ MIDDLEWARE = [
     # Django's session, CSRF, log-in, messages and clickjacking middleware, skipped for the
     # token-authenticated API under /api/v1/ (runtime/page_middleware.py).
     "runtime.page_middleware.SessionMiddleware",
+    # The answer's language: Accept-Language here, the account's once DRF has authenticated
+    # (accounts.authentication); Content-Language on every answer.
+    "runtime.i18n.LanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "runtime.page_middleware.CsrfViewMiddleware",
     "runtime.page_middleware.AuthenticationMiddleware",
@@ -217,7 +221,25 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# The players' languages (docs/accounts.md): every text a person reads is translated with
+# Django's gettext from tongits_site/locale (the .po files; `make install` compiles them). The
+# language of an answer is the account's ``language``, else the request's Accept-Language, else
+# English (runtime.i18n).
+LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", "English"),
+    ("fil", "Filipino"),
+    ("es", "Español"),
+    ("vi", "Tiếng Việt"),
+    ("tr", "Türkçe"),
+    ("ar", "العربية"),
+]
+LOCALE_PATHS = [Path(__file__).resolve().parent / "locale"]
+# Django knows no Filipino; phones also say "tl" (Tagalog) for it.
+django_locale.LANG_INFO.setdefault(
+    "fil", {"bidi": False, "code": "fil", "name": "Filipino", "name_local": "Filipino"}
+)
+django_locale.LANG_INFO.setdefault("tl", {"fallback": ["fil"]})
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -343,6 +365,30 @@ TONGITS_PASSWORD_RESET_URL = (
 )
 PASSWORD_RESET_TIMEOUT = 3 * 3600  # seconds a reset link works (Django's setting)
 
+# Sign-in as phone apps do (accounts/identity.py, docs/accounts.md): the client ids whose ID
+# tokens are accepted (Apple: the app's bundle id or services id; Google: the OAuth client ids
+# of the iOS, Android and web apps), comma-separated; none: that way in answers 409
+# login_method_not_configured. The providers' published keys are fetched from these URLs.
+TONGITS_APPLE_CLIENT_IDS = env_list("TONGITS_APPLE_CLIENT_IDS", "")
+TONGITS_GOOGLE_CLIENT_IDS = env_list("TONGITS_GOOGLE_CLIENT_IDS", "")
+TONGITS_APPLE_JWKS_URL = os.environ.get(
+    "TONGITS_APPLE_JWKS_URL", "https://appleid.apple.com/auth/keys"
+)
+TONGITS_GOOGLE_JWKS_URL = os.environ.get(
+    "TONGITS_GOOGLE_JWKS_URL", "https://www.googleapis.com/oauth2/v3/certs"
+)
+# The keys are kept this long; a token naming an unknown key id fetches them again, at most once
+# per cool-down; a fetch waits this long at most (then 503 identity_provider_unavailable).
+TONGITS_JWKS_CACHE_SECONDS = env_float("TONGITS_JWKS_CACHE_SECONDS", 3600.0)
+TONGITS_JWKS_REFETCH_COOLDOWN_SECONDS = env_float("TONGITS_JWKS_REFETCH_COOLDOWN_SECONDS", 30.0)
+TONGITS_JWKS_TIMEOUT_SECONDS = env_float("TONGITS_JWKS_TIMEOUT_SECONDS", 5.0)
+# Clock skew allowed on an ID token's exp and iat.
+TONGITS_ID_TOKEN_LEEWAY_SECONDS = env_float("TONGITS_ID_TOKEN_LEEWAY_SECONDS", 60.0)
+# Words no display name may contain (compared without case, accents or separators).
+TONGITS_REFUSED_NAME_WORDS = env_list(
+    "TONGITS_REFUSED_NAME_WORDS", "admin,administrator,moderator,official,staff"
+)
+
 # Players' names (resolved at read time: events store user ids) are remembered this long per
 # process; a deleted or renamed account's name disappears at once in the process that changed it
 # and, on commit, in every process that follows games (its live listener hears the change).
@@ -381,6 +427,8 @@ TONGITS_THROTTLE_RATES = {
     # per client address: each request may send a mail
     "password_reset": os.environ.get("TONGITS_RATE_PASSWORD_RESET", "10/h"),
     "chat": os.environ.get("TONGITS_RATE_CHAT", "10/m"),  # chat messages per user
+    # per client address: guest and Apple/Google sign-ins (a new account counts as a register)
+    "sign_in": os.environ.get("TONGITS_RATE_SIGN_IN", "30/m"),
 }
 # Client addresses the throttles count but never refuse (a load generator, an internal client).
 TONGITS_THROTTLE_EXEMPT = frozenset(env_list("TONGITS_THROTTLE_EXEMPT", ""))

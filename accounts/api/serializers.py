@@ -4,11 +4,20 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth.validators import ASCIIUsernameValidator
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from accounts import profile
+from accounts.models import LOGIN_METHODS
 from chips.api.serializers import SettlementSerializer, StatementItemSerializer, WalletSerializer
-from core.api_fields import QuerySerializer, StrictCharField, StrictEmailField
+from core.api_fields import (
+    QuerySerializer,
+    StrictCharField,
+    StrictChoiceField,
+    StrictEmailField,
+    StrictRegexField,
+)
 from games.api.event_schemas import BOT_LEVELS, rules_serializer
 from games.rules import RuleSet
 
@@ -83,11 +92,37 @@ class TokenInputSerializer(serializers.Serializer):
     )
 
 
+LANGUAGE_CODES = [code for code, _name in settings.LANGUAGES]
+
+
 class UserOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
     email = serializers.CharField(help_text="An email address, or empty when none was given.")
     date_joined = serializers.DateTimeField()
+    display_name = serializers.SerializerMethodField(
+        help_text="What others see beside the username (the username until one is chosen)."
+    )
+    avatar = serializers.SerializerMethodField(
+        help_text="A key of GET /avatars (one picked by the account's id until one is chosen)."
+    )
+    country = serializers.CharField(help_text="ISO 3166-1 alpha-2, or empty.")
+    language = serializers.CharField(
+        help_text="en, fil, es, vi, tr or ar; empty: each request's Accept-Language decides."
+    )
+    guest = serializers.SerializerMethodField(
+        help_text="True while the account has no password: a guest's, or an Apple or Google "
+        "one's (POST /me/logins adds a username and password)."
+    )
+
+    def get_display_name(self, user) -> str:
+        return profile.shown_name(user)
+
+    def get_avatar(self, user) -> str:
+        return profile.avatar_of(user)
+
+    def get_guest(self, user) -> bool:
+        return not user.has_usable_password()
 
 
 class SessionSerializer(serializers.Serializer):
@@ -114,6 +149,155 @@ class RegisterOutputSerializer(TokenOutputSerializer):
     user = UserOutputSerializer()
 
 
+DEVICE_KEY_RULES = (
+    "The app's own random secret for this installation, kept in the phone's keychain: 32 to 128 "
+    "letters, digits, - and _. The server keeps only its SHA-256."
+)
+
+
+class DeviceSignInInputSerializer(serializers.Serializer):
+    device_key = StrictRegexField(
+        r"^[A-Za-z0-9_-]{32,128}$", max_length=128, help_text=DEVICE_KEY_RULES
+    )
+    device = StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=DEVICE_MAX_LENGTH,
+        help_text="A name for this session and device, shown in GET /me/sessions.",
+    )
+
+
+class ProviderSignInInputSerializer(serializers.Serializer):
+    id_token = StrictCharField(
+        max_length=8192, trim_whitespace=False, help_text="The ID token the provider's SDK gave."
+    )
+    nonce = StrictCharField(
+        required=False,
+        max_length=256,
+        trim_whitespace=False,
+        help_text="The nonce the app asked the provider to put in the token (or whose SHA-256 "
+        "it asked for, as Apple's iOS flow does); then the token must carry it.",
+    )
+    device = StrictCharField(
+        required=False, allow_blank=True, default="", max_length=DEVICE_MAX_LENGTH
+    )
+
+
+class LoginEntrySerializer(serializers.Serializer):
+    method = serializers.ChoiceField(choices=LOGIN_METHODS)
+    username = serializers.CharField(required=False, help_text="password: the username.")
+    device = serializers.CharField(required=False, help_text="device: the name it was given.")
+    email = serializers.CharField(
+        required=False, help_text="apple, google: the address the provider verified, or empty."
+    )
+    created_at = serializers.DateTimeField(allow_null=True, help_text="null for password.")
+    last_used_at = serializers.DateTimeField(allow_null=True)
+
+
+class LoginAddInputSerializer(serializers.Serializer):
+    """One body for each method; the fields of the others are refused."""
+
+    NEEDS = {
+        "device": ("device_key",),
+        "apple": ("id_token",),
+        "google": ("id_token",),
+        "password": ("username", "password"),
+    }
+    ALLOWS = {
+        "device": {"device_key", "device"},
+        "apple": {"id_token", "nonce"},
+        "google": {"id_token", "nonce"},
+        "password": {"username", "password"},
+    }
+
+    method = StrictChoiceField(choices=LOGIN_METHODS)
+    device_key = StrictRegexField(
+        r"^[A-Za-z0-9_-]{32,128}$", max_length=128, required=False, help_text=DEVICE_KEY_RULES
+    )
+    device = StrictCharField(required=False, allow_blank=True, max_length=DEVICE_MAX_LENGTH)
+    id_token = StrictCharField(max_length=8192, required=False, trim_whitespace=False)
+    nonce = StrictCharField(max_length=256, required=False, trim_whitespace=False)
+    username = StrictCharField(
+        max_length=USERNAME_MAX_LENGTH,
+        validators=[ASCIIUsernameValidator()],
+        required=False,
+        help_text="password: the username the account takes (registration's rules).",
+    )
+    password = password_field(
+        min_length=PASSWORD_MIN_LENGTH, required=False, help_text=PASSWORD_RULES
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        method = attrs["method"]
+        errors = {
+            name: [_("This field is required.")] for name in self.NEEDS[method] if name not in attrs
+        }
+        errors.update(
+            {
+                name: [_("Not a field of this method.")]
+                for name in attrs
+                if name != "method" and name not in self.ALLOWS[method]
+            }
+        )
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class LoginAddedSerializer(serializers.Serializer):
+    login = LoginEntrySerializer()
+    logins = LoginEntrySerializer(many=True, help_text="Every way into the account now.")
+
+
+class ProfileInputSerializer(serializers.Serializer):
+    display_name = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=200,
+        help_text="1 to 24 letters (any script), digits, spaces and _ - .; null or empty: the "
+        "username again. 400 display_name_refused for other characters, right-to-left letters "
+        "mixed with left-to-right ones, or a refused word.",
+    )
+    avatar = StrictChoiceField(
+        choices=list(profile.AVATARS),
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text="A key of GET /avatars; null or empty: the default.",
+    )
+    country = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=2,
+        help_text="ISO 3166-1 alpha-2 (PH, US, ...); null or empty: none.",
+    )
+    language = StrictChoiceField(
+        choices=LANGUAGE_CODES,
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text="The language the server speaks to the account in (error details, "
+        "notifications, pushes, mails); null or empty: each request's Accept-Language.",
+    )
+
+    def validate_country(self, value: str | None) -> str | None:
+        if value is None:
+            return None
+        code = profile.country_code(value)
+        if code is None:
+            raise serializers.ValidationError(_("Not an ISO 3166-1 alpha-2 country code."))
+        return code
+
+
+class AvatarSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    url = serializers.CharField(help_text="The picture (SVG), served by this server.")
+
+
 class PasswordChangeInputSerializer(serializers.Serializer):
     old_password = password_field()
     new_password = password_field(min_length=PASSWORD_MIN_LENGTH, help_text=PASSWORD_RULES)
@@ -130,7 +314,16 @@ class PasswordResetConfirmInputSerializer(serializers.Serializer):
 
 
 class AccountDeleteInputSerializer(serializers.Serializer):
-    password = password_field(help_text="The account's password, to confirm.")
+    password = password_field(
+        required=False, default="", help_text="The account's password, to confirm."
+    )
+    confirm = StrictCharField(
+        required=False,
+        default="",
+        max_length=USERNAME_MAX_LENGTH,
+        help_text="An account without a password (a guest's, an Apple or Google one's): its "
+        "username, to confirm.",
+    )
 
 
 class AcceptedSerializer(serializers.Serializer):
@@ -367,6 +560,10 @@ class AccountSerializer(serializers.Serializer):
     email = serializers.CharField()
     date_joined = serializers.DateTimeField()
     last_login = serializers.DateTimeField(allow_null=True)
+    display_name = serializers.CharField(help_text="Empty: none chosen.")
+    avatar = serializers.CharField(help_text="Empty: none chosen.")
+    country = serializers.CharField()
+    language = serializers.CharField()
 
 
 class ExportedGameSerializer(serializers.Serializer):
@@ -398,6 +595,7 @@ class AccountExportSerializer(serializers.Serializer):
     account = AccountSerializer()
     chips = ExportedWalletSerializer()
     sessions = SessionSerializer(many=True)
+    logins = LoginEntrySerializer(many=True, help_text="The ways into the account.")
     history = PlayerMatchOutputSerializer(many=True, help_text="Newest first.")
     stats = PlayerStatsSerializer()
     games = ExportedGameSerializer(many=True)

@@ -3,7 +3,13 @@ from django.urls import path
 from accounts.api import error_codes  # noqa: F401  (the operations' error codes, for the schema)
 from accounts.api.views import (
     AccountExportApi,
+    AppleSignInApi,
+    AvatarListApi,
+    DeviceSignInApi,
+    GoogleSignInApi,
     LeaderboardApi,
+    LoginApi,
+    LoginListApi,
     LogoutAllApi,
     LogoutApi,
     MatchDetailApi,
@@ -22,6 +28,9 @@ from accounts.api.views import (
 urlpatterns = [
     path("auth/register", RegisterApi.as_view(), name="auth-register"),
     path("auth/token", TokenApi.as_view(), name="auth-token"),
+    path("auth/device", DeviceSignInApi.as_view(), name="auth-device"),
+    path("auth/apple", AppleSignInApi.as_view(), name="auth-apple"),
+    path("auth/google", GoogleSignInApi.as_view(), name="auth-google"),
     path("auth/logout", LogoutApi.as_view(), name="auth-logout"),
     path("auth/logout-all", LogoutAllApi.as_view(), name="auth-logout-all"),
     path("auth/password-reset", PasswordResetApi.as_view(), name="auth-password-reset"),
@@ -34,6 +43,9 @@ urlpatterns = [
     path("me/sessions", SessionListApi.as_view(), name="me-sessions"),
     path("me/sessions/<uuid:session_id>", SessionApi.as_view(), name="me-session"),
     path("me/password", PasswordChangeApi.as_view(), name="me-password"),
+    path("me/logins", LoginListApi.as_view(), name="me-logins"),
+    path("me/logins/<str:method>", LoginApi.as_view(), name="me-login"),
+    path("avatars", AvatarListApi.as_view(), name="avatars"),
     path("me/export", AccountExportApi.as_view(), name="me-export"),
     path("players/<str:username>/matches", PlayerMatchesApi.as_view(), name="player-matches"),
     path("players/<str:username>/stats", PlayerStatsApi.as_view(), name="player-stats"),

@@ -3,20 +3,25 @@
 import uuid
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import exceptions, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import login_throttle, selectors, services
+from accounts import login_throttle, logins, profile, selectors, services
 from accounts.api.serializers import (
     AcceptedSerializer,
     AccountDeleteInputSerializer,
     AccountExportSerializer,
+    AvatarSerializer,
+    DeviceSignInInputSerializer,
     LeaderboardPageSerializer,
     LeaderboardParamsSerializer,
+    LoginAddedSerializer,
+    LoginAddInputSerializer,
+    LoginEntrySerializer,
     MatchDetailSerializer,
     PasswordChangeInputSerializer,
     PasswordResetConfirmInputSerializer,
@@ -25,6 +30,8 @@ from accounts.api.serializers import (
     PlayerMatchesQuerySerializer,
     PlayerMatchPageSerializer,
     PlayerStatsSerializer,
+    ProfileInputSerializer,
+    ProviderSignInInputSerializer,
     RegisterInputSerializer,
     RegisterOutputSerializer,
     SessionSerializer,
@@ -32,10 +39,11 @@ from accounts.api.serializers import (
     TokenOutputSerializer,
     UserOutputSerializer,
 )
-from accounts.models import Session
+from accounts.models import LOGIN_METHODS, Session
 from core.api_errors import error_responses
 from core.replica import reads_from_replica
-from ops.throttling import PasswordResetThrottle, RegisterThrottle
+from ops.throttling import PasswordResetThrottle, RegisterThrottle, SignInThrottle
+from runtime import i18n
 
 TAGS = ["accounts"]
 #: No authentication on log-in, register and public reads: a stale or revoked token in the
@@ -67,6 +75,173 @@ class RegisterApi(APIView):
         user, session, key = services.user_register(**data.validated_data)
         body = RegisterOutputSerializer({"user": user, **_login_body(session, key)}).data
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _sign_up_limit(request: Request, view: APIView):
+    """A new account made by a sign-in counts as a registration (``RegisterThrottle``)."""
+
+    def check() -> None:
+        throttle = RegisterThrottle()
+        if not throttle.allow_request(request, view):
+            raise exceptions.Throttled(throttle.wait())
+
+    return check
+
+
+def _signed_in(done: logins.SignIn) -> Response:
+    """201 with the new account, or 200 with a new session of the known one: registration's
+    body either way."""
+    body = RegisterOutputSerializer({"user": done.user, **_login_body(done.session, done.key)})
+    code = status.HTTP_201_CREATED if done.created else status.HTTP_200_OK
+    return Response(body.data, status=code)
+
+
+SIGN_IN_ANSWERS = {
+    200: RegisterOutputSerializer,
+    201: RegisterOutputSerializer,
+}
+
+
+class DeviceSignInApi(APIView):
+    authentication_classes = PUBLIC
+    permission_classes = [AllowAny]
+    throttle_classes = [SignInThrottle]
+
+    @extend_schema(
+        operation_id="auth_device",
+        summary="Sign in as a guest with this device's key (the account is made on first use)",
+        description="The first call with a key makes an account (a generated guest-... "
+        "username, the sign-up chips, no password) and answers 201 as registration does; the "
+        "same key again answers 200 with a new session of that account. The key is the app's "
+        "random secret: whoever holds it holds the account, so keep it in the keychain. POST "
+        "/me/logins links Apple, Google or a password to keep the account past the device.",
+        tags=TAGS,
+        request=DeviceSignInInputSerializer,
+        responses={**SIGN_IN_ANSWERS, **error_responses(400, 401, 415)},
+    )
+    def post(self, request: Request) -> Response:
+        data = DeviceSignInInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        done = logins.device_sign_in(
+            **data.validated_data, before_create=_sign_up_limit(request, self)
+        )
+        return _signed_in(done)
+
+
+class _ProviderSignInApi(APIView):
+    authentication_classes = PUBLIC
+    permission_classes = [AllowAny]
+    throttle_classes = [SignInThrottle]
+    provider = ""
+
+    def post(self, request: Request) -> Response:
+        data = ProviderSignInInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        done = logins.provider_sign_in(
+            provider=self.provider,
+            **data.validated_data,
+            before_create=_sign_up_limit(request, self),
+        )
+        return _signed_in(done)
+
+
+def _provider_schema(name: str, label: str) -> dict:
+    return {
+        "operation_id": f"auth_{name}",
+        "summary": f"Sign in with {label}: the ID token's account (made on first use)",
+        "description": f"The ID token from {label}'s SDK is checked against {label}'s published "
+        "keys: the signature (its key's algorithm only), iss, aud (one of the configured client "
+        "ids), exp and iat, and nonce when given. The account is the one of the token's sub "
+        "(never found by e-mail): 201 and a new account the first time, 200 after. Any failed "
+        "check: 401 invalid_id_token naming it, and nothing is written.",
+        "tags": TAGS,
+        "request": ProviderSignInInputSerializer,
+        "responses": {**SIGN_IN_ANSWERS, **error_responses(400, 401, 409, 415, 503)},
+    }
+
+
+class AppleSignInApi(_ProviderSignInApi):
+    provider = "apple"
+
+    @extend_schema(**_provider_schema("apple", "Apple"))
+    def post(self, request: Request) -> Response:
+        return super().post(request)
+
+
+class GoogleSignInApi(_ProviderSignInApi):
+    provider = "google"
+
+    @extend_schema(**_provider_schema("google", "Google"))
+    def post(self, request: Request) -> Response:
+        return super().post(request)
+
+
+class LoginListApi(APIView):
+    @extend_schema(
+        operation_id="me_logins",
+        summary="The ways into my account (never a secret)",
+        tags=TAGS,
+        responses={200: LoginEntrySerializer(many=True), **error_responses(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            LoginEntrySerializer(selectors.login_list(user=request.user), many=True).data
+        )
+
+    @extend_schema(
+        operation_id="me_logins_add",
+        summary="Add a way into my account: Apple, Google, a device's key, or a password",
+        description='{"method": "google", "id_token": ...} (or "apple", with an optional '
+        'nonce), {"method": "device", "device_key": ...}, or {"method": "password", '
+        '"username": ..., "password": ...}, which gives an account without one (a guest\'s) '
+        "a username and password. The account keeps its wallet, history, ratings and "
+        "sessions. 201 when added, 200 when it was this account's already; 409 login_in_use "
+        "when it is another account's (it is never moved), login_exists when the account has "
+        "another of that method.",
+        tags=TAGS,
+        request=LoginAddInputSerializer,
+        responses={
+            200: LoginAddedSerializer,
+            201: LoginAddedSerializer,
+            **error_responses(400, 401, 409, 415, 503),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = LoginAddInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entry, added = logins.login_add(user=request.user, **data.validated_data)
+        body = {"login": entry, "logins": selectors.login_list(user=request.user)}
+        code = status.HTTP_201_CREATED if added else status.HTTP_200_OK
+        return Response(LoginAddedSerializer(body).data, status=code)
+
+
+class LoginApi(APIView):
+    @extend_schema(
+        operation_id="me_logins_remove",
+        summary="Remove a way into my account (never the last one)",
+        tags=TAGS,
+        responses={204: None, **error_responses(401, 404, 409)},
+    )
+    def delete(self, request: Request, method: str) -> Response:
+        if method not in LOGIN_METHODS:
+            raise exceptions.NotFound()
+        logins.login_remove(user=request.user, method=method)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AvatarListApi(APIView):
+    authentication_classes = PUBLIC
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="avatars",
+        summary="The avatars a profile may choose, each with its picture's URL",
+        tags=PLAYERS,
+        responses={200: AvatarSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        items = [{"key": key, "url": profile.avatar_url(key)} for key in profile.AVATARS]
+        return Response(AvatarSerializer(items, many=True).data)
 
 
 class TokenApi(APIView):
@@ -206,6 +381,24 @@ class MeApi(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response(UserOutputSerializer(request.user).data)
+
+    @extend_schema(
+        operation_id="me_update",
+        summary="Change my profile: display name, avatar, country, language",
+        description="Only the fields sent change; null or empty resets one. Others see the "
+        "display name and avatar beside the username at tables, in chat, on the leaderboard "
+        "and in match history. The language is the one the server answers and notifies the "
+        "account in.",
+        tags=TAGS,
+        request=ProfileInputSerializer,
+        responses={200: UserOutputSerializer, **error_responses(400, 401, 415)},
+    )
+    def patch(self, request: Request) -> Response:
+        data = ProfileInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = logins.profile_update(user=request.user, **data.validated_data)
+        i18n.use_account(user)  # this answer already speaks the language chosen
+        return Response(UserOutputSerializer(user).data)
 
     @extend_schema(
         operation_id="me_delete",
