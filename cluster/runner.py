@@ -8,12 +8,17 @@ the application (workers, schedulers, notifier, beat, web nodes), each web node 
 ``kill -9``); the runner, like make run's, restarts the workers and beat when /healthz says the
 sweeper is late. Ctrl-C or SIGTERM: supervisord stops everything, HAProxy and the web nodes
 first, the databases last, and exits; the runner checks that no process it started is left.
+
+Nothing outlives its parent (docs/operations.md, "When a parent dies"): supervisord gets SIGTERM
+when the runner dies, each program its stop signal when supervisord dies (``setpriv``), the web
+nodes' workers stop when their arbiter dies and Celery's pool children with their main process.
+Once supervisord has exited, the runner waits for whatever still carries the cluster's var
+directory and kills what does not end (logging each).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import json
 import os
@@ -32,6 +37,7 @@ from cluster import postgres, topology
 from cluster.postgres import ClusterError
 from cluster.state import State, locked, processes, rpc
 from cluster.topology import Layout
+from ops import orphans
 
 START_TIMEOUT_SECONDS = 180.0
 STOP_TIMEOUT_SECONDS = 60.0
@@ -45,27 +51,22 @@ APPLICATION = (
     "notifier",
     "beat",
 )
-_PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+# After supervisord has exited: how long what is left of the cluster gets to end on its own.
+LEFTOVER_SECONDS = 30.0
 
 
 def log(message: str) -> None:
     print(f"cluster: {message}", flush=True)
 
 
-def _die_with_parent() -> None:
-    """supervisord, before exec: SIGTERM (a clean stop of everything) if the runner dies."""
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
 def check_tools() -> None:
     """The engines the cluster runs, from Debian's packages (`.ci/run` installs them)."""
-    missing = [tool for tool in ("pgbouncer", "haproxy", "redis-server") if not shutil.which(tool)]
+    tools = ("pgbouncer", "haproxy", "redis-server", "setpriv")
+    missing = [tool for tool in tools if not shutil.which(tool)]
     if missing:
         raise ClusterError(
             f"not installed: {', '.join(missing)} "
-            "(apt-get install -y pgbouncer haproxy redis-server postgresql-15)"
+            "(apt-get install -y pgbouncer haproxy redis-server postgresql-15 util-linux)"
         )
     postgres.bin_dir()
 
@@ -275,6 +276,7 @@ def start_supervisord(layout: Layout, env: dict[str, str]) -> subprocess.Popen[b
     with contextlib.suppress(FileNotFoundError):
         layout.supervisor_socket.unlink()
     out = (layout.logs / "supervisord.out").open("ab")
+    runner = os.getpid()
     proc = subprocess.Popen(
         argv,
         cwd=topology.BASE_DIR,
@@ -283,7 +285,8 @@ def start_supervisord(layout: Layout, env: dict[str, str]) -> subprocess.Popen[b
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # Ctrl-C reaches the runner only, which stops it in order
-        preexec_fn=_die_with_parent,
+        # SIGTERM (a clean stop of everything) if the runner is killed outright.
+        preexec_fn=lambda: orphans.die_with_parent(signal.SIGTERM, runner),
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -343,8 +346,12 @@ def start_everything(layout: Layout, user: str | None, direct_node: bool) -> Sta
 
 
 def stop_everything(layout: Layout, proc: subprocess.Popen[bytes] | None) -> None:
-    """supervisord stops every program, in reverse order of priority, then exits."""
-    if proc is None or proc.poll() is not None:
+    """supervisord stops every program, in reverse order of priority, then exits; then
+    nothing of the cluster may be left (``sweep``)."""
+    if proc is None:
+        return
+    if proc.poll() is not None:
+        sweep(layout)
         return
     try:
         server = rpc(layout).supervisor
@@ -359,6 +366,20 @@ def stop_everything(layout: Layout, proc: subprocess.Popen[bytes] | None) -> Non
         log("supervisord did not exit; killing it")
         proc.kill()
         proc.wait()
+    sweep(layout)
+
+
+def sweep(layout: Layout) -> None:
+    """Once supervisord has exited: wait for every process that carries the cluster's var
+    directory to end (after supervisord died outright, each program got its stop signal), and
+    kill what is still running after ``LEFTOVER_SECONDS``, naming it."""
+    deadline = time.monotonic() + LEFTOVER_SECONDS
+    while (left := orphans.processes_of(layout.root)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in left:
+        log(f"left running after supervisord: pid {pid} ({orphans.command_line(pid)}); killing it")
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def xmlrpc_fault() -> type[Exception]:

@@ -471,7 +471,10 @@ def _quote_env(env: dict[str, str]) -> str:
 def supervisord_conf(layout: Layout, progs: list[Program]) -> str:
     """supervisord's configuration: every program declared, none started on its own (the
     runner starts them in order: databases, then pgbouncer and Redis, then the application,
-    then HAProxy); each program's output in ``log/<name>.log``."""
+    then HAProxy); each program's output in ``log/<name>.log``. Each program runs under
+    util-linux's ``setpriv --pdeathsig``, which sets its stop signal as its parent-death
+    signal and execs it: supervisord killed outright (``kill -9``, the OOM killer) cannot stop
+    its programs, and they then stop as supervisord would have stopped them."""
     lines = [
         "; Written by `make cluster` (cluster/topology.py).",
         "[unix_http_server]",
@@ -493,7 +496,8 @@ def supervisord_conf(layout: Layout, progs: list[Program]) -> str:
         f"serverurl=unix://{layout.supervisor_socket}",
     ]
     for prog in progs:
-        command = " ".join(_arg(a) for a in prog.command)
+        watched = ["setpriv", f"--pdeathsig={prog.stopsignal}", "--", *prog.command]
+        command = " ".join(_arg(a) for a in watched)
         lines += [
             "",
             f"[program:{prog.name}]",

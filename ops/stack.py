@@ -24,6 +24,10 @@ It heals itself (docs/operations.md):
   child waiting on it for good. Threads share no such lock.
 - A child that exits is started again at once (the runner checks every 0.2 s). One that exits
   more than ``MAX_RESTARTS`` times within ``RESTART_WINDOW_SECONDS`` stops the stack (status 1).
+- Nothing outlives its parent (``ops.orphans``): what is left of an exited child's process group
+  gets SIGTERM, and SIGKILL after ``HEAL_STOP_SECONDS`` (gunicorn's workers and Celery's pool
+  children also stop on their own when their parent dies); the children get SIGTERM when the
+  runner dies, and a guard process stops the embedded PostgreSQL then.
 - Every sweep interval the runner asks ``/healthz``; when it names the sweeper late (no sweep
   ran for 3 intervals: beat, the broker or the worker is stuck), the runner restarts the worker
   and beat, then leaves them ``HEAL_GRACE_INTERVALS`` intervals to catch up.
@@ -32,7 +36,6 @@ It heals itself (docs/operations.md):
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import json
 import logging
@@ -47,6 +50,8 @@ import warnings
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs, quote, urlsplit
+
+from ops import orphans
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 EMBEDDED_DB_NAME = "tongits"
@@ -63,9 +68,6 @@ HEAL_STOP_SECONDS = 5.0
 ASGI_APP = "tongits_site.asgi:application"
 ASGI_WORKER = "runtime.asgi_worker.BalancedUvicornWorker"
 GUNICORN_CONFIG = "python:runtime.gunicorn_config"
-
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
-_PR_SET_PDEATHSIG = 1
 
 
 def log(message: str) -> None:
@@ -225,21 +227,30 @@ def commands(
     }
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: get SIGTERM if this runner is killed outright (SIGKILL)."""
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
 def spawn(argv: list[str]) -> subprocess.Popen[bytes]:
     # A session (and process group) of its own: a terminal's Ctrl-C reaches only this runner,
     # which then stops the children in order, the database last.
-    return subprocess.Popen(argv, cwd=BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent)
+    runner = os.getpid()
+    return subprocess.Popen(
+        argv,
+        cwd=BASE_DIR,
+        start_new_session=True,
+        # SIGTERM (a clean stop) if this runner is killed outright (SIGKILL, the OOM killer).
+        preexec_fn=lambda: orphans.die_with_parent(signal.SIGTERM, runner),
+    )
 
 
 def _signal_group(child: subprocess.Popen[bytes], sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, sig)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def restart(
@@ -286,6 +297,8 @@ class Supervisor:
         self.exits: dict[str, list[float]] = {name: [] for name in argvs}
         self.interval = float(os.environ.get("TONGITS_SWEEP_INTERVAL_SECONDS") or 10.0)
         self.next_probe = time.monotonic() + self.grace()
+        # Process groups of exited children, with when to SIGKILL whatever is left of them.
+        self.leftovers: dict[int, tuple[str, float]] = {}
 
     def grace(self) -> float:
         return max(30.0, HEAL_GRACE_INTERVALS * self.interval)
@@ -301,7 +314,18 @@ class Supervisor:
                 log(f"{name} exited {len(recent)} times within {RESTART_WINDOW_SECONDS:.0f} s")
                 return 1
             log(f"{name} exited with status {child.returncode}; starting it again")
+            # Its own children (gunicorn's workers, a reloader's server) lost their parent.
+            _signal_group(child, signal.SIGTERM)
+            self.leftovers[child.pid] = (name, now + HEAL_STOP_SECONDS)
             self.children[name] = spawn(self.argvs[name])
+        for group, (name, deadline) in list(self.leftovers.items()):
+            if not _group_alive(group):
+                del self.leftovers[group]
+            elif now >= deadline:
+                log(f"{name}: killing what is left of the exited process's group")
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, signal.SIGKILL)
+                del self.leftovers[group]
         if now >= self.next_probe:
             self.next_probe = now + self.interval
             late = late_parts(self.port)
@@ -355,12 +379,16 @@ def main() -> int:
     if lock is None:
         log(f"another stack is running on {_shown(var)}; stop it, or set TONGITS_VAR_DIR")
         return 1
+    # Every child, and the embedded server, carries it: what is left of a stack can be found.
+    os.environ["TONGITS_VAR_DIR"] = str(var)
     server = None
+    guard = None
     children: dict[str, subprocess.Popen[bytes]] = {}
     status = 0
     try:
         if not os.environ.get("DATABASE_URL"):
             server, os.environ["DATABASE_URL"] = start_embedded_postgres(var / "pgdata")
+            guard = orphans.guard_embedded_postgres(var / "pgdata")
             log(f"database  embedded PostgreSQL, data and log in {_shown(var / 'pgdata')}")
         else:
             log("database  DATABASE_URL")
@@ -410,6 +438,8 @@ def main() -> int:
         stop_children(children)
         if server is not None:
             server.stop()
+        if guard is not None:
+            orphans.release_guard(guard)
         log(f"stopped in {time.monotonic() - stopping:.1f} s")
         lock.close()
     return status

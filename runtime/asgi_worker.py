@@ -17,7 +17,8 @@ first would drain). Without the hook gunicorn behaves as it does alone.
 ``BalancedUvicornWorker`` hands uvicorn the ``socket.socket`` inside each of gunicorn's socket
 wrappers: once libuv has closed a served socket's descriptor, uvloop detaches a plain socket but
 calls a wrapper's ``close()``, which fails on the closed descriptor and logs "Bad file
-descriptor" from every worker at every stop.
+descriptor" from every worker at every stop. It also stops when its arbiter dies
+(``runtime.parent_watch``): an arbiter killed outright cannot stop it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from gunicorn import sock as gunicorn_sock
 from gunicorn import systemd, util
 from uvicorn_worker import UvicornWorker
 
+from runtime import parent_watch
 from runtime.http_protocol import OneWriteHttpToolsProtocol
 
 
@@ -93,10 +95,16 @@ def plain(listener: Any) -> Any:
 
 class BalancedUvicornWorker(UvicornWorker):
     """``UvicornWorker`` serving the sockets gunicorn gives it (its own with ``--reuse-port``)
-    as plain sockets, with an answer's head and body in one write (``runtime.http_protocol``)."""
+    as plain sockets, with an answer's head and body in one write (``runtime.http_protocol``),
+    stopping when its arbiter dies (``runtime.parent_watch``)."""
 
     CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "http": OneWriteHttpToolsProtocol}
 
     def init_process(self) -> None:
         self.sockets = [plain(s) for s in self.sockets]
         super().init_process()
+
+    def init_signals(self) -> None:
+        super().init_signals()
+        # Only now: until the reset above, a SIGTERM would reach the arbiter's inherited handler.
+        parent_watch.watch(self.ppid, self.cfg.graceful_timeout, self.log)

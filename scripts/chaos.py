@@ -14,6 +14,7 @@ It starts `make cluster` (``python -m cluster``) in a temporary var dir on free 
   an answer; it keeps a journal of every answer. A finished match is followed by a new one;
 - while they play, the faults of docs/operations.md in turn, each once the previous one has
   recovered and the tables have played on for ``STEADY_SECONDS``: ``kill -9`` of a web node,
+  ``kill -9`` of a web node's gunicorn arbiter alone (its workers must exit on their own),
   ``kill -9`` of the worker node that has a bot's turn in hand (its log says it received the
   task and has not finished it), ``kill -9`` of a scheduler, a restart of pgbouncer, a restart
   of Redis, a fast restart of the primary, and a hard stop (``kill -9``) of the primary followed
@@ -21,7 +22,8 @@ It starts `make cluster` (``python -m cluster``) in a temporary var dir on free 
   come back as the new one's synchronous standby, read-only). For each fault it prints how
   long recovery took: the part back (running again, or the standby promoted), a write through
   HAProxy answered again (a probe client marks its inbox read every 0.2 s), and every bot table
-  that was waiting on the server moved on;
+  that was waiting on the server moved on. After each, within ``ORPHAN_SECONDS``, only the
+  current arbiter's workers may listen on each web node's port (no worker of a dead arbiter);
 - then no new match starts, the matches in play run on for up to ``DRAIN_SECONDS``, and:
   every game's hash chain, legality and seal verify (``manage.py verify_events``); every command
   answered 200 has its events in the log, at the seqs and with the hashes it was told, exactly
@@ -63,6 +65,7 @@ sys.path.insert(0, str(ROOT))
 
 from cluster import harness, topology  # noqa: E402
 from games.rules.bots import GreedyBot  # noqa: E402 (the pure rules core: no Django)
+from ops import orphans  # noqa: E402
 
 RUN_LIMIT_SECONDS = 570.0  # everything, the cluster's start and stop included
 PEOPLE_TABLES = 4
@@ -70,9 +73,12 @@ BOT_TABLES = 4
 THINK_SECONDS = (0.15, 0.6)
 STEADY_SECONDS = 8.0
 RECOVERY_LIMIT_SECONDS = 90.0
+# After a fault, a worker of a dead gunicorn arbiter may listen on a node's port this long at most.
+ORPHAN_SECONDS = 5.0
 DRAIN_SECONDS = 100.0
 ON_TIME_SECONDS = 20.0
 PASSWORD = "a-long-chaos-passphrase"
+FAULTS = 8  # Faults.all()
 RULES = {"preset": "standard", "turn_seconds": 0, "wins_to_match": 2}
 BOT_LEVELS = [("hard", "normal"), ("easy", "normal")]
 CLUSTER_ENV = {
@@ -585,8 +591,22 @@ class Faults:
             now_at = self.db.versions(set(waiting))
             late = {g: now_at.get(g) for g, v in waiting.items() if not moved_on(now_at.get(g), v)}
             fault.detail += f" (bot tables that did not move on: {late})"
+        self.check_listeners(fault)
         self.done.append(fault)
         log(fault.line())
+
+    def check_listeners(self, fault: Fault) -> None:
+        """Only the current arbiter's workers listen on each web node's port, within
+        ``ORPHAN_SECONDS`` of the recovery: a fault leaves no worker serving beside them."""
+        deadline = time.monotonic() + ORPHAN_SECONDS
+        while any(stale := harness.stale_listeners(self.cluster)):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        if any(stale.values()):
+            named = {n: [orphans.command_line(p) for p in pids] for n, pids in stale.items()}
+            self.run.failures.append(f"{fault.name}: stale listeners on the web ports: {named}")
+            fault.detail += f" (STALE LISTENERS: {stale})"
 
     def restarted(self, name: str, old_pid: int):
         def check() -> bool:
@@ -608,6 +628,34 @@ class Faults:
             lambda: restarted() and harness.node_states(self.cluster.layout).get("web-1") == "UP",
             waiting,
         )
+
+    def web_master(self) -> None:
+        """The arbiter alone, as the OOM killer would take it: its workers must go by
+        themselves (supervisord knows only the arbiter and starts a new one)."""
+        fault = Fault("kill -9 of a web node's arbiter (web-2)")
+        waiting = self.waiting_bots()
+        workers = harness.node_workers(self.cluster, "web-2")
+        pid = self.cluster.pid("web-2")
+        fault.injected_at = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        restarted = self.restarted("web-2", pid)
+        gone: list[float] = []
+
+        def back() -> bool:
+            if not gone and not any(orphans.running(w) for w in workers):
+                gone.append(time.monotonic() - fault.injected_at)
+            return bool(gone) and restarted() and self.node_up("web-2")
+
+        self.recover(fault, back, waiting)
+        if gone:
+            fault.detail = f"(its {len(workers)} workers gone in {gone[0]:.2f} s)" + fault.detail
+        else:
+            fault.detail = f"(its workers {sorted(workers)} still running)" + fault.detail
+            self.run.failures.append(f"{fault.name}: the old arbiter's workers still run")
+        log(f"  {fault.detail}")
+
+    def node_up(self, node: str) -> bool:
+        return harness.node_states(self.cluster.layout).get(node) == "UP"
 
     def worker_mid_bot_turn(self) -> None:
         fault = Fault("kill -9 of a worker node mid bot turn")
@@ -773,6 +821,7 @@ class Faults:
     def all(self) -> list:
         return [
             self.web_node,
+            self.web_master,
             self.worker_mid_bot_turn,
             self.scheduler,
             lambda: self.restart("pgbouncer", "restart of pgbouncer"),
@@ -915,8 +964,8 @@ def main() -> int:
             log(f"FAILED: {failure}")
         ok = (
             not run.failures
-            and len(faults) == 7
-            and survived == 7
+            and len(faults) == FAULTS
+            and survived == FAULTS
             and lost == 0
             and duplicated == 0
             and took < 600

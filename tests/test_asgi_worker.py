@@ -9,6 +9,7 @@ socket error.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import re
 import signal
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 from gunicorn.config import Config
 
-from ops import stack
+from ops import orphans, stack
 from runtime.asgi_worker import ReservedTCPSocket, plain, reserve_addresses
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,9 +149,8 @@ def wait_for(predicate: Any, timeout: float, what: str) -> Any:
     raise AssertionError(f"{what} within {timeout:.0f} s")
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="SO_REUSEPORT balancing and /proc: Linux")
-def test_the_stack_web_command_names_its_address_and_stops_cleanly(tmp_path: Path) -> None:
-    port = free_port()
+def start_web(tmp_path: Path, port: int) -> tuple[subprocess.Popen[bytes], Path]:
+    """The stack's web command with two workers, its output in ``web.log``."""
     argv = stack.commands(debug=False, port=str(port), var=tmp_path)["web"]
     env = dict(os.environ, WEB_CONCURRENCY="2")
     log_path = tmp_path / "web.log"
@@ -158,16 +158,28 @@ def test_the_stack_web_command_names_its_address_and_stops_cleanly(tmp_path: Pat
         proc = subprocess.Popen(
             argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
+    return proc, log_path
+
+
+def booted_workers(log_path: Path) -> list[int]:
+    """The two workers' pids once both serve."""
+
+    def booted() -> list[int]:
+        text = log_path.read_text()
+        pids = [int(p) for p in re.findall(r"Booting worker with pid: (\d+)", text)]
+        ready = text.count("Application startup complete")
+        return pids if len(pids) == 2 and ready == 2 else []
+
+    return wait_for(booted, 60, "two workers did not start")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="SO_REUSEPORT balancing and /proc: Linux")
+def test_the_stack_web_command_names_its_address_and_stops_cleanly(tmp_path: Path) -> None:
+    port = free_port()
+    proc, log_path = start_web(tmp_path, port)
     clients: list[socket.socket] = []
     try:
-
-        def booted() -> list[int]:
-            text = log_path.read_text()
-            pids = [int(p) for p in re.findall(r"Booting worker with pid: (\d+)", text)]
-            ready = text.count("Application startup complete")
-            return pids if len(pids) == 2 and ready == 2 else []
-
-        workers = wait_for(booted, 60, "two workers did not start")
+        workers = booted_workers(log_path)
         text = log_path.read_text()
         assert f"Listening at: http://0.0.0.0:{port} ({proc.pid})" in text
 
@@ -204,3 +216,35 @@ def test_the_stack_web_command_names_its_address_and_stops_cleanly(tmp_path: Pat
     assert "Bad file descriptor" not in text, text
     assert "Error while closing socket" not in text, text
     assert "Traceback" not in text, text
+
+
+def test_workers_whose_arbiter_is_killed_close_their_connections_and_exit(tmp_path: Path) -> None:
+    port = free_port()
+    proc, log_path = start_web(tmp_path, port)
+    client = None
+    try:
+        workers = booted_workers(log_path)
+        client = socket.create_connection(("127.0.0.1", port), timeout=5)  # idle, kept alive
+        wait_for(lambda: tcp_inodes(port, ESTABLISHED), 5, "the connection was not accepted")
+        proc.send_signal(signal.SIGKILL)  # the arbiter alone: nobody is left to stop its workers
+        proc.wait()
+        killed = time.monotonic()
+
+        def exited() -> bool:
+            return not any(orphans.running(pid) for pid in workers)  # zombies until init reaps
+
+        wait_for(exited, 5, "the workers of a killed arbiter did not exit")
+        took = time.monotonic() - killed
+        assert client.recv(1) == b""  # closed by its worker on the way out, not left hanging
+        assert not tcp_inodes(port, LISTEN)
+    finally:
+        if client is not None:
+            client.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the group: workers too, should the test fail
+    text = log_path.read_text()
+    for pid in workers:  # each stopped as on its arbiter's SIGTERM: uvicorn's graceful shutdown
+        assert f"Worker {pid}: its arbiter (pid {proc.pid}) is gone; stopping" in text, text
+        assert f"[{pid}] [INFO] Finished server process" in text, text
+    assert "did not stop within" not in text, text
+    print(f"workers of a killed arbiter gone after {took:.2f} s")

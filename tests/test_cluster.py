@@ -1,9 +1,11 @@
 """The cluster (`make cluster`: two web nodes behind HAProxy, pgbouncer, a PostgreSQL primary and
 its synchronous standby, Redis, two worker nodes, two schedulers), started as a terminal would
 start it, in a temporary var dir on free ports: one match through HAProxy against two bots,
-one web node killed with ``kill -9`` in the middle of it, the match finishes, and Ctrl-C leaves
-nothing running. Needs Debian's postgresql-15, pgbouncer, haproxy and redis-server (`.ci/run`
-installs them); it fails, never skips, without them.
+one web node killed with ``kill -9`` in the middle of it, the match finishes; then a web node's
+arbiter alone killed with ``kill -9``, its workers gone within 5 s and only the new arbiter's
+workers on its port; and Ctrl-C leaves nothing running. Needs Debian's postgresql-15,
+pgbouncer, haproxy and redis-server (`.ci/run` installs them); it fails, never skips, without
+them.
 
 The longer run, with every fault of docs/operations.md, is `make chaos` (not a test).
 """
@@ -28,6 +30,7 @@ import pytest
 
 from cluster import harness, topology
 from games.rules.bots import GreedyBot
+from ops import orphans
 
 MATCH_TIMEOUT_SECONDS = 120.0
 
@@ -202,6 +205,39 @@ def test_a_match_through_haproxy_outlives_a_killed_web_node(cluster) -> None:
     print(
         f"{moves} moves of ours, {api.retried} retries, {reconnects} stream reconnects; "
         f"{victim} (pid {killed}) killed mid-match, back in HAProxy"
+    )
+
+
+def test_a_killed_web_master_leaves_only_its_replacements_workers_on_the_port(cluster) -> None:
+    """kill -9 of a web node's gunicorn arbiter alone (supervisord then starts a new one): its
+    workers exit within 5 s, and from then on only the new arbiter's workers listen on the
+    node's port. The module's Ctrl-C then checks that nothing of the cluster is left."""
+    node = topology.WEB_NODES[1]
+    port = cluster.layout.port_of(node)
+    master = cluster.pid(node)
+    workers = harness.node_workers(cluster, node)
+    assert workers and orphans.listening_pids(port) == workers
+    os.kill(master, signal.SIGKILL)
+    killed = time.monotonic()
+    while any(orphans.running(pid) for pid in workers):
+        assert time.monotonic() - killed < 5, "the killed arbiter's workers are still running"
+        time.sleep(0.02)
+    gone = time.monotonic() - killed
+    assert not orphans.listening_pids(port) & workers
+    deadline = killed + 60
+    while not (
+        cluster.pid(node) not in (0, master)
+        and (new := harness.node_workers(cluster, node))
+        and orphans.listening_pids(port) == new
+        and harness.node_states(cluster.layout).get(node) == "UP"
+    ):
+        assert time.monotonic() < deadline, f"{node} did not come back"
+        assert not orphans.listening_pids(port) & workers, "an old worker listens again"
+        time.sleep(0.1)
+    assert harness.stale_listeners(cluster) == {n: set() for n in topology.WEB_NODES}
+    print(
+        f"{node}'s arbiter killed: its workers gone in {gone:.2f} s, "
+        f"the new ones listening after {time.monotonic() - killed:.1f} s"
     )
 
 

@@ -38,3 +38,15 @@ def _release_connections(task: Any = None, **kwargs: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@signals.worker_process_init.connect
+def _exit_if_orphaned(**kwargs: Any) -> None:
+    """A prefork pool child dies with its worker's main process: Celery sets it SIGKILL as its
+    parent-death signal first thing, and this (run after that) exits a child whose main process
+    died before the signal was set, which the kernel would never send it."""
+    from billiard.process import current_process
+
+    parent = getattr(current_process(), "_parent_pid", None)
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
