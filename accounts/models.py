@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from knox.models import AbstractAuthToken
 
+from accounts.profile import avatar_of
 from games.players import DELETED_NAME
 
 #: Bot accounts are named ``bot-<level>``; people may not register names with this prefix.
@@ -75,6 +76,16 @@ class User(AbstractUser):
     def public_name(self) -> str:
         """The name others see, resolved at read time (events store only the user id)."""
         return self.DELETED_NAME if self.deleted_at else self.username
+
+    @property
+    def shown_name(self) -> str:
+        """The display name others see beside the username (the username until one is set)."""
+        return self.DELETED_NAME if self.deleted_at else (self.display_name or self.username)
+
+    @property
+    def avatar_key(self) -> str | None:
+        """The avatar others see: the one chosen, else one picked by id (None once deleted)."""
+        return None if self.deleted_at else avatar_of(self)
 
 
 #: A login that is no row: the account's own username and password.

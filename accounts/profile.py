@@ -63,11 +63,6 @@ def avatar_of(user: Any) -> str:
     return AVATARS[(getattr(user, "pk", 0) or 0) % len(AVATARS)]
 
 
-def shown_name(user: Any) -> str:
-    """The display name, else the username (what a seat shows)."""
-    return getattr(user, "display_name", "") or user.get_username()
-
-
 def _folded(text: str) -> str:
     """``text`` without case, width, accents or separators, for comparing words."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())

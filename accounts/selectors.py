@@ -29,7 +29,7 @@ from accounts.models import (
 from chips import selectors as chips_selectors
 from core.errors import NotFound
 from games import selectors as games_selectors
-from games.players import display_name, present_seats
+from games.players import GONE, present_seats, shown
 from games.rules.rating import DEFAULT_RATING, ordinal
 
 #: More sections of ``/me/export`` from the apps above accounts (the table chat), which fill
@@ -115,6 +115,8 @@ def player_stats(*, player: User) -> dict[str, Any]:
     rounds = stats.rounds_played
     return {
         "username": player.username,
+        "display_name": player.shown_name,
+        "avatar": player.avatar_key,
         "is_bot": player.is_bot,
         "matches": stats.matches,
         "wins": stats.wins,
@@ -166,13 +168,16 @@ def match_detail(*, game_id: uuid.UUID | str) -> dict[str, Any]:
         row.seat: row for row in PlayerMatch.objects.filter(match=record).select_related("player")
     }
     seats = []
-    shown = present_seats(record.seats)  # names now, from the user ids (never stored ones)
+    seen = present_seats(record.seats)  # names now, from the user ids (never stored ones)
     for index, spec in enumerate(record.seats):
         row = rows.get(index)
+        face = shown(row.player).fields() if row else seen[index]
         entry: dict[str, Any] = {
             "seat": index,
             "kind": spec.get("kind", "user"),
-            "username": row.player.username if row else shown[index].get("username"),
+            "username": face.get("username"),
+            "display_name": face.get("display_name"),
+            "avatar": face.get("avatar"),
             "level": spec.get("level"),
             "placement": record.placements[index],
             "rounds_won": record.round_wins[index],
@@ -232,7 +237,7 @@ def history_item(row: PlayerMatch) -> dict[str, Any]:
         "chips": row.chips,
         "average_deadwood": _ratio(row.deadwood_total, row.rounds_played),
         "opponents": [
-            {"username": display_name(other), "is_bot": bool(other and other.is_bot)}
+            {**(shown(other) if other else GONE).fields(), "is_bot": bool(other and other.is_bot)}
             for other in (row.opponent_1, row.opponent_2)
         ],
         "rating_before": rating_dict(row.mu_before, row.sigma_before),
@@ -246,7 +251,7 @@ def leaderboard_entry(
     """One place on the leaderboard; ``chips`` maps listed players to their chips."""
     return {
         "rank": rank,
-        "username": stats.player.username,
+        **shown(stats.player).fields(),
         "is_bot": stats.player.is_bot,
         "rating": rating_dict(stats.mu, stats.sigma),
         "matches": stats.matches,

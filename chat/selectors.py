@@ -116,17 +116,21 @@ def as_dicts(messages: list[Message], *, staff: bool) -> list[dict[str, Any]]:
     wanted = {m.user_id for m in messages}
     if staff:
         wanted |= {m.hidden.by_id for m in messages if _hidden(m) is not None}
-    names = players.names(wanted)
+    found = players.profiles(wanted)
+    names = {uid: shown.username for uid, shown in found.items()}
     out = []
     for message in messages:
         hidden = _hidden(message)
+        author = found.get(message.user_id, players.GONE)
         out.append(
             {
                 "id": message.pk,
                 "game_id": str(message.game_id),
                 "channel": message.channel,
                 "user_id": message.user_id,
-                "username": names.get(message.user_id, players.DELETED_NAME),
+                "username": author.username,
+                "display_name": author.display_name,
+                "avatar": author.avatar,
                 "text": _text(message),
                 "created_at": _iso(message.created_at),
                 "hidden": None

@@ -1,9 +1,10 @@
-"""Players' names, resolved at read time: events name a person only by their user id.
+"""Players' names and faces, resolved at read time: events name a person only by their user id.
 
 ``game_started`` names each person's seat ``{"kind": "user", "user_id": <id>}`` (events written
 before this carry a ``username`` too). Nothing stored is rewritten; every read that shows a seat
 goes through ``present_seats``, which drops a stored name and puts the account's current one
-(``public_name``: "deleted player" once the account is deleted); events themselves are shown
+(``public_name``: "deleted player" once the account is deleted), with the display name and
+avatar key the profile shows beside it (``shown_name``, ``avatar_key``); events themselves are shown
 through ``upcast_event``, which only drops the stored names of older events. Names are
 remembered per process (a game view is on every move's path): ``forget`` drops one at once in
 this process (a deleted or renamed account), and every process that hears the ``forget:<id>``
@@ -18,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -29,9 +30,23 @@ from core import notices
 DELETED_NAME = "deleted player"
 MAX_ENTRIES = 20_000
 
+
+class Shown(NamedTuple):
+    """How a person is shown: the username, the display name beside it, the avatar's key."""
+
+    username: str
+    display_name: str
+    avatar: str | None
+
+    def fields(self) -> dict[str, Any]:
+        return {"username": self.username, "display_name": self.display_name, "avatar": self.avatar}
+
+
+GONE = Shown(DELETED_NAME, DELETED_NAME, None)
+
 _lock = threading.Lock()
-# user id -> (fresh until, name, the hearing epoch of a long-kept one)
-_names: dict[int, tuple[float, str, int | None]] = {}
+# user id -> (fresh until, how shown, the hearing epoch of a long-kept one)
+_names: dict[int, tuple[float, Shown, int | None]] = {}
 _forgets = 0  # counts forget() and clear(): a read that one overtook is not kept
 
 
@@ -42,30 +57,44 @@ def display_name(user: Any) -> str:
     return getattr(user, "public_name", None) or user.get_username()
 
 
-def names(user_ids: Iterable[int]) -> dict[int, str]:
-    """Current names of these users (one query for those not remembered)."""
+def shown(user: Any) -> Shown:
+    """How a user is shown now: username, display name and avatar (the user model's
+    ``shown_name`` and ``avatar_key`` when it has them)."""
+    if user is None:
+        return GONE
+    name = display_name(user)
+    return Shown(name, getattr(user, "shown_name", None) or name, getattr(user, "avatar_key", None))
+
+
+def profiles(user_ids: Iterable[int]) -> dict[int, Shown]:
+    """How these users are shown now (one query for those not remembered)."""
     wanted = {uid for uid in user_ids if isinstance(uid, int)}
     now = time.monotonic()
-    out: dict[int, str] = {}
+    out: dict[int, Shown] = {}
     with _lock:
         for uid in wanted:
-            name = _fresh(uid, now)
-            if name is not None:
-                out[uid] = name
+            found = _fresh(uid, now)
+            if found is not None:
+                out[uid] = found
     missing = wanted - out.keys()
     if missing:
         epoch, forgets = notices.epoch(), _forgets  # taken before the read
-        found = {u.pk: display_name(u) for u in get_user_model().objects.filter(pk__in=missing)}
+        read = {u.pk: shown(u) for u in get_user_model().objects.filter(pk__in=missing)}
         ttl, kept_in = _ttl(epoch)
         with _lock:
             if len(_names) >= MAX_ENTRIES:
                 _names.clear()
             keep = ttl > 0 and forgets == _forgets  # no name was forgotten during the read
             for uid in missing:
-                out[uid] = found.get(uid, DELETED_NAME)
+                out[uid] = read.get(uid, GONE)
                 if keep:
                     _names[uid] = (now + ttl, out[uid], kept_in)
     return out
+
+
+def names(user_ids: Iterable[int]) -> dict[int, str]:
+    """Current usernames of these users (one query for those not remembered)."""
+    return {uid: found.username for uid, found in profiles(user_ids).items()}
 
 
 def _ttl(epoch: int) -> tuple[float, int | None]:
@@ -78,8 +107,8 @@ def _ttl(epoch: int) -> tuple[float, int | None]:
     return (long, epoch) if long > short else (short, None)
 
 
-def _fresh(user_id: int, now: float) -> str | None:
-    """The name remembered for ``user_id``, if it has not expired (under ``_lock``)."""
+def _fresh(user_id: int, now: float) -> Shown | None:
+    """How ``user_id`` is remembered, if it has not expired (under ``_lock``)."""
     hit = _names.get(user_id)
     if hit is None or hit[0] <= now:
         return None
@@ -97,26 +126,27 @@ def remembered(user_ids: Iterable[Any]) -> bool:
 
 def present_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Seats of ``game_started`` as shown: a stored ``username`` is dropped (older events carry
-    one: upcast on read), the user's current name put in its place."""
+    one: upcast on read), the user's current name, display name and avatar put in its place."""
     seats = [dict(seat) for seat in seats]
-    known = names(seat.get("user_id") for seat in seats if seat.get("kind", "user") == "user")
+    known = profiles(seat.get("user_id") for seat in seats if seat.get("kind", "user") == "user")
     for seat in seats:
         seat.pop("username", None)
         seat.pop("name", None)
         if seat.get("kind", "user") == "user" and "user_id" in seat:
-            seat["username"] = known.get(seat["user_id"], DELETED_NAME)
+            seat.update(known.get(seat["user_id"], GONE).fields())
     return seats
 
 
 #: Seats as a game view shows them, per seats and names: (shown, fresh until, forgets, epoch).
 _shown: dict[tuple, tuple[list[dict[str, Any]], float, int, int]] = {}
-_SHOWN_KEYS = ("user_id", "username", "level")
+_SHOWN_KEYS = ("user_id", "username", "display_name", "avatar", "level")
 
 
 def public_seats(seats: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Seats of ``game_started`` as a game view lists them (``seat``, ``kind``, ``user_id``,
-    ``username``, ``level``), under the current names. Every view of every move shows them, so
-    the list is kept for as long as each of its names is: callers must not change it."""
+    ``username``, ``display_name``, ``avatar``, ``level``), under the current names. Every view
+    of every move shows them, so the list is kept for as long as each of its names is: callers
+    must not change it."""
     seats = tuple(seats)
     key = tuple((s.get("kind", "user"), s.get("user_id"), s.get("level")) for s in seats)
     now = time.monotonic()

@@ -30,7 +30,8 @@ def iso(value: datetime | None) -> str | None:
 
 
 def seat_entries(game: Game) -> list[dict[str, Any]]:
-    """Who sits where, as the API shows it (user seats with id and username; a lapsed
+    """Who sits where, as the API shows it (user seats with id, username, display name and
+    avatar; a lapsed
     invitation is an open seat, as the next write on the table makes it)."""
     out = []
     lapsed = timezone.now() - timedelta(seconds=settings.TONGITS_INVITATION_SECONDS)
@@ -41,7 +42,7 @@ def seat_entries(game: Game) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"seat": seat.index, "kind": seat.kind}
         if seat.user_id:
             entry["user_id"] = seat.user_id
-            entry["username"] = display_name(seat.user)
+            entry.update(players.shown(seat.user).fields())
             if seat.invitation:  # "pending" until the invited user accepts, then "accepted"
                 entry["invitation"] = seat.invitation
         if seat.bot_level:

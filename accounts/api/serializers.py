@@ -116,7 +116,7 @@ class UserOutputSerializer(serializers.Serializer):
     )
 
     def get_display_name(self, user) -> str:
-        return profile.shown_name(user)
+        return user.shown_name
 
     def get_avatar(self, user) -> str:
         return profile.avatar_of(user)
@@ -382,6 +382,12 @@ class PlayerMatchesQuerySerializer(QuerySerializer):
 
 class OpponentSerializer(serializers.Serializer):
     username = serializers.CharField()
+    display_name = serializers.CharField(
+        allow_null=True, help_text="The name the player chose (else the username)."
+    )
+    avatar = serializers.CharField(
+        allow_null=True, help_text="A key of GET /avatars (null: a deleted player)."
+    )
     is_bot = serializers.BooleanField()
 
 
@@ -418,6 +424,12 @@ class PlayerMatchOutputSerializer(serializers.Serializer):
 
 class PlayerStatsSerializer(serializers.Serializer):
     username = serializers.CharField()
+    display_name = serializers.CharField(
+        allow_null=True, help_text="The name the player chose (else the username)."
+    )
+    avatar = serializers.CharField(
+        allow_null=True, help_text="A key of GET /avatars (null: a deleted player)."
+    )
     is_bot = serializers.BooleanField()
     matches = serializers.IntegerField()
     wins = serializers.IntegerField()
@@ -467,6 +479,12 @@ class LeaderboardQuerySerializer(QuerySerializer):
 class LeaderboardEntrySerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     username = serializers.CharField()
+    display_name = serializers.CharField(
+        allow_null=True, help_text="The name the player chose (else the username)."
+    )
+    avatar = serializers.CharField(
+        allow_null=True, help_text="A key of GET /avatars (null: a deleted player)."
+    )
     is_bot = serializers.BooleanField()
     rating = RatingSerializer()
     matches = serializers.IntegerField()
@@ -482,6 +500,12 @@ class MatchSeatSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
     kind = serializers.ChoiceField(choices=["user", "bot"])
     username = serializers.CharField(allow_null=True, help_text="Bots play as bot-<level>.")
+    display_name = serializers.CharField(
+        allow_null=True, help_text="The name the player chose (else the username)."
+    )
+    avatar = serializers.CharField(
+        allow_null=True, help_text="A key of GET /avatars (null: a deleted player)."
+    )
     level = serializers.ChoiceField(
         choices=BOT_LEVELS, allow_null=True, help_text="Bot seats: easy, normal or hard."
     )

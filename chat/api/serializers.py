@@ -42,6 +42,10 @@ class MessageSerializer(serializers.Serializer):
     channel = serializers.ChoiceField(choices=Channel.choices)
     user_id = serializers.IntegerField()
     username = serializers.CharField(help_text='Shown now ("deleted player" once deleted).')
+    display_name = serializers.CharField(help_text="The name the author chose (else the username).")
+    avatar = serializers.CharField(
+        allow_null=True, help_text="A key of GET /avatars (null: a deleted player)."
+    )
     text = serializers.CharField(
         allow_null=True, help_text="null (staff only see these) once the author's account is gone."
     )

@@ -13,6 +13,7 @@ from django.conf import settings
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import SkipField
 
 from chips.api.serializers import SettlementSerializer
 from core.api_fields import (
@@ -274,11 +275,29 @@ class TableListQuerySerializer(QuerySerializer):
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
 
 
+class SeatAvatarField(serializers.CharField):
+    """A user seat's avatar key, null for a deleted player, absent from other seats (DRF would
+    write null for a nullable field the seat lacks)."""
+
+    def get_attribute(self, instance: Any) -> Any:
+        if isinstance(instance, dict) and self.source not in instance:
+            raise SkipField()
+        return super().get_attribute(instance)
+
+
 class SeatOutputSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
     kind = serializers.ChoiceField(choices=["user", "open", "bot"])
     user_id = serializers.IntegerField(required=False)
     username = serializers.CharField(required=False)
+    display_name = serializers.CharField(
+        required=False, help_text="User seats: the name the player chose (else the username)."
+    )
+    avatar = SeatAvatarField(
+        required=False,
+        allow_null=True,
+        help_text="User seats: a key of GET /avatars (null: a deleted player).",
+    )
     level = serializers.ChoiceField(choices=BOT_LEVELS, required=False)
     invitation = serializers.ChoiceField(
         choices=["pending", "accepted"],

@@ -31,12 +31,13 @@ def forget_name(user_id: int, using: str = "default") -> None:
     notices.send(FORGET, str(user_id), using)
 
 
-#: The user fields a shown name is made of (``players.display_name``).
-NAME_FIELDS = frozenset({"username", "deleted_at"})
+#: The user fields a shown name is made of (``players.shown``).
+NAME_FIELDS = frozenset({"username", "deleted_at", "display_name", "avatar"})
 
 
 def _user_saved(sender: Any, instance: Any, created: bool, update_fields: Any, **kwargs: Any):
-    # A save that may change the name (an admin's rename, a deletion): every process forgets it.
+    # A save that may change the name (a rename, a new display name or avatar, a deletion):
+    # every process forgets it.
     if not created and (update_fields is None or NAME_FIELDS & set(update_fields)):
         players.forget(instance.pk)
         forget_name(instance.pk, kwargs.get("using") or "default")

@@ -240,7 +240,8 @@ def test_deletion_needs_the_password_and_auth(api_client, auth_client):
     assert_error(
         api_client.delete("/api/v1/me", {"password": "x"}, "json"), 401, "not_authenticated"
     )
-    assert_error(auth_client.delete("/api/v1/me", {}, "json"), 400, "invalid")
+    assert_error(auth_client.delete("/api/v1/me", {}, "json"), 400, "wrong_password")
+    assert_error(auth_client.delete("/api/v1/me", {"password": 7}, "json"), 400, "invalid")
     assert auth_client.get("/api/v1/me").status_code == 200
 
 

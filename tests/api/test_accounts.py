@@ -143,7 +143,19 @@ def test_me(auth_client):
     assert response.status_code == 200
     body = response.json()
     assert body["username"] == auth_client.user.username
-    assert set(body) == {"id", "username", "email", "date_joined"}
+    assert set(body) == {
+        "id",
+        "username",
+        "email",
+        "date_joined",
+        "display_name",
+        "avatar",
+        "country",
+        "language",
+        "guest",
+    }
+    assert body["display_name"] == auth_client.user.username  # until one is chosen
+    assert body["guest"] is False and body["language"] == "" and body["country"] == ""
 
 
 def test_me_requires_auth(api_client):

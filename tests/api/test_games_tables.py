@@ -40,6 +40,8 @@ def test_create_defaults_to_standard_rules_with_the_creator_and_two_open_seats(c
             "kind": "user",
             "user_id": clients[0].user.pk,
             "username": clients[0].user.username,
+            "display_name": clients[0].user.username,
+            "avatar": clients[0].user.avatar_key,
         },
         {"seat": 1, "kind": "open"},
         {"seat": 2, "kind": "open"},

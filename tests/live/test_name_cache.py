@@ -9,6 +9,7 @@ import psycopg
 import pytest
 from django.contrib.auth import get_user_model
 
+from accounts import logins
 from core import notices
 from games import players
 from games.live import listener
@@ -64,19 +65,32 @@ def test_a_rename_reaches_every_process_that_hears(settings, hearing, user_facto
     players.clear()
     assert players.names([user.pk]) == {user.pk: "ana"}
     # Another process's memory: kept, although the name below changes.
-    players._names[user.pk] = (time.monotonic() + 60.0, "ana", notices.epoch())
+    players._names[user.pk] = (time.monotonic() + 60.0, players.shown(user), notices.epoch())
 
     def rename() -> None:
         user.username = "ana2"
         user.save()  # as the admin saves it
 
+    remembered = players.shown(user)._replace(username="ana")
+
     heard = _heard(rename)
     assert f"forget:{user.pk}" in heard
-    players._names[user.pk] = (time.monotonic() + 60.0, "ana", notices.epoch())
+    players._names[user.pk] = (time.monotonic() + 60.0, remembered, notices.epoch())
     assert players.names([user.pk]) == {user.pk: "ana"}
     for payload in heard:  # the listener hands each notice on
         notices.dispatch(payload)
     assert players.names([user.pk]) == {user.pk: "ana2"}
+
+
+def test_a_new_display_name_or_avatar_is_heard_as_a_rename(hearing, user_factory):
+    user = user_factory(username="ana")
+    for change in ({"display_name": "Ana Reyes"}, {"avatar": "parol"}):
+
+        def save(change: dict = change) -> None:
+            logins.profile_update(user=user, **change)
+
+        assert f"forget:{user.pk}" in _heard(save)
+    assert players.profiles([user.pk])[user.pk] == ("ana", "Ana Reyes", "parol")
 
 
 def test_a_log_in_forgets_no_name(hearing, user_factory):
@@ -114,10 +128,11 @@ def test_a_view_s_seats_are_kept_while_their_names_are(
     players.clear()
     shown = players.public_seats(seats)
     assert shown == [
-        {"seat": 0, "kind": "user", "user_id": ana.pk, "username": "ana"},
+        {"seat": 0, "kind": "user", "user_id": ana.pk, **players.shown(ana).fields()},
         {"seat": 1, "kind": "bot", "level": "easy"},
-        {"seat": 2, "kind": "user", "user_id": bob.pk, "username": "bob"},
+        {"seat": 2, "kind": "user", "user_id": bob.pk, **players.shown(bob).fields()},
     ]
+    assert shown[2]["username"] == shown[2]["display_name"] == "bob"
     with django_assert_num_queries(0):
         assert players.public_seats(seats) is shown
     bob.username = "bobby"
