@@ -105,9 +105,11 @@ def _session_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 
 def _user_saved(sender: Any, instance: Any, created: bool, update_fields: Any, **kwargs: Any):
-    # Any change a request may read of its user (deactivated, deleted, renamed, made staff),
-    # not a log-in's ``last_login``: every process forgets the user's sessions on commit.
+    # Any change a request may read of its user (deactivated, deleted, renamed, a new password
+    # or language), not a log-in's ``last_login``: this process forgets the user's sessions at
+    # once, every other one on commit.
     if not created and (update_fields is None or set(update_fields) - {"last_login"}):
+        forget_user(instance.pk)
         notices.send(FORGET_USER, str(instance.pk), kwargs.get("using") or "default")
 
 

@@ -26,24 +26,9 @@ pytestmark = pytest.mark.django_db
 DEVICE_KEY = "k" * 20 + "-Z9_abcdefghijklmnop"  # 40 characters
 
 
-@pytest.fixture(scope="module")
-def keys():
-    server = KeyServer.start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture(autouse=True)
-def providers(settings, keys):
-    """Both providers configured against the key server, with a fresh key cache per test."""
-    settings.TONGITS_APPLE_CLIENT_IDS = [APPLE_CLIENT]
-    settings.TONGITS_GOOGLE_CLIENT_IDS = [GOOGLE_CLIENT, "other-client"]
-    settings.TONGITS_APPLE_JWKS_URL = keys.url + "?apple"
-    settings.TONGITS_GOOGLE_JWKS_URL = keys.url + "?google"
-    settings.TONGITS_JWKS_REFETCH_COOLDOWN_SECONDS = 0.0
-    identity._clients.clear()
-    yield
-    identity._clients.clear()
+def configured(providers):
+    """Both providers configured against the key server (tests/accounts/conftest.py)."""
 
 
 def apple_token(keys: KeyServer, key=None, **claims) -> str:
