@@ -16,6 +16,13 @@ compare versions: ``cd /path/to/this/checkout && /path/to/other/.venv/bin/python
 answer must not tell them apart, in time either); it queues the mail tasks on
 ``BENCH_BROKER_URL`` (Redis database 11, bench-api's, by default) and purges them afterwards.
 
+Then the sign-ins, ``--sign-ins`` each (200): a password log-in (``POST /auth/token``, with the
+shipped password hasher), a guest's device sign-in with a known key and with a new one (a new
+account), and Apple (ES256) and Google (RS256) ID-token sign-ins of a known account, their keys
+served by a key server on 127.0.0.1 (tests/accounts/keyserver.py) and kept by the server as in
+production. Each sign-in opens a session, as on a phone; the sign-in throttles count every one
+(their rates raised so that none is refused).
+
 A benchmark, not a test: it asserts nothing.
 """
 
@@ -35,6 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--reset", action="store_true", help="time the password reset too")
+    parser.add_argument("--sign-ins", type=int, default=200, help="sign-ins timed per kind")
     args = parser.parse_args()
     os.environ["CELERY_BROKER_URL"] = os.environ.get(
         "BENCH_BROKER_URL", "redis://127.0.0.1:6379/11"
@@ -48,6 +56,8 @@ def main() -> None:
     # would refuse them, and counting them is not what is timed here.
     os.environ["TONGITS_RATE_READS"] = ""
     os.environ["TONGITS_RATE_PASSWORD_RESET"] = ""
+    os.environ["TONGITS_RATE_SIGN_IN"] = "1000000/m"
+    os.environ["TONGITS_RATE_REGISTER"] = "1000000/m"
     import django
 
     from ops.ensure_db import main as ensure_db
@@ -109,7 +119,9 @@ def main() -> None:
             for label, email in (("known", "bench-auth@example.com"), ("unknown", "no@pe.example")):
                 rows.append((f"POST password-reset, {label}", timed(reset, {"email": email})))
         celery_app.control.purge()
-    print(f"{Path.cwd()}: {args.requests} requests each, in process")
+    if args.sign_ins:
+        rows += sign_ins(client, settings, args.sign_ins)
+    print(f"{Path.cwd()}: {args.requests} requests each ({args.sign_ins} a sign-in), in process")
     print("  (best p50: the lowest median of 5 equal slices, which a busy machine disturbs least)")
     for name, times in rows:
         step = max(1, len(times) // 5)
@@ -119,6 +131,76 @@ def main() -> None:
         p99 = times[int(len(times) * 0.99)] * 1e3
         print(f"  {name:32} p50 {p50:6.3f} ms   best p50 {best * 1e3:6.3f} ms   p99 {p99:6.3f} ms")
     user_model.objects.filter(username="bench-auth").delete()
+
+
+def sign_ins(client, settings, count: int) -> list[tuple[str, list[float]]]:
+    """Each way in, ``count`` times, interleaved kind by kind (the machine's noise hits all)."""
+    import secrets
+
+    from django.contrib.auth import get_user_model
+
+    from accounts import identity
+    from tests.accounts.keyserver import (
+        APPLE_CLIENT,
+        APPLE_ISSUER,
+        GOOGLE_CLIENT,
+        GOOGLE_ISSUER,
+        KeyServer,
+    )
+
+    keys = KeyServer.start()
+    apple, google = keys.add_key("ES256"), keys.add_key("RS256")
+    settings.TONGITS_APPLE_CLIENT_IDS, settings.TONGITS_GOOGLE_CLIENT_IDS = (
+        [APPLE_CLIENT],
+        [GOOGLE_CLIENT],
+    )
+    settings.TONGITS_APPLE_JWKS_URL = keys.url + "?apple"
+    settings.TONGITS_GOOGLE_JWKS_URL = keys.url + "?google"
+    identity._clients.clear()
+    from django.contrib.auth import hashers
+
+    # Django's default hasher, which the project ships (the timings above used a fast one).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    hashers.get_hashers.cache_clear()
+    hashers.get_hashers_by_algorithm.cache_clear()
+    user_model = get_user_model()
+    user_model.objects.filter(username="bench-sign-in").delete()
+    user_model.objects.create_user(username="bench-sign-in", password="bench-auth-passphrase")
+    known_key = "bench-known-device-key-" + "k" * 20
+    sub = f"bench-{secrets.token_hex(4)}"
+    bodies = {
+        "POST /auth/token (password)": lambda: (
+            "/api/v1/auth/token",
+            {"username": "bench-sign-in", "password": "bench-auth-passphrase"},
+        ),
+        "POST /auth/device (known key)": lambda: ("/api/v1/auth/device", {"device_key": known_key}),
+        "POST /auth/device (new account)": lambda: (
+            "/api/v1/auth/device",
+            {"device_key": secrets.token_urlsafe(32)},
+        ),
+        "POST /auth/apple (ES256)": lambda: (
+            "/api/v1/auth/apple",
+            {"id_token": keys.token(apple, iss=APPLE_ISSUER, aud=APPLE_CLIENT, sub=sub)},
+        ),
+        "POST /auth/google (RS256)": lambda: (
+            "/api/v1/auth/google",
+            {"id_token": keys.token(google, iss=GOOGLE_ISSUER, aud=GOOGLE_CLIENT, sub=sub)},
+        ),
+    }
+    times: dict[str, list[float]] = {name: [] for name in bodies}
+    for body in bodies.values():  # first calls: the accounts exist, the keys are fetched
+        path, data = body()
+        assert client.post(path, data, content_type="application/json").status_code in (200, 201)
+    for _ in range(count):
+        for name, body in bodies.items():
+            path, data = body()  # a token is made outside the timing, as a phone makes it
+            start = time.perf_counter()
+            response = client.post(path, data, content_type="application/json")
+            times[name].append(time.perf_counter() - start)
+            assert response.status_code in (200, 201), (name, response.content)
+    keys.stop()
+    user_model.objects.filter(username="bench-sign-in").delete()
+    return list(times.items())
 
 
 if __name__ == "__main__":
