@@ -88,6 +88,7 @@ def _generated_username(prefix: str) -> str:
     raise RuntimeError("no free generated username in 20 draws")  # 36**8 names: never
 
 
+@transaction.atomic  # one commit for the three writes: a sign-in waits on one WAL flush
 def _opened(login: Login, device: str) -> SignIn:
     user = login.user
     if not user.is_active:
