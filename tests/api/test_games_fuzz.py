@@ -33,7 +33,7 @@ from schemathesis.specs.openapi.checks import (
 from accounts.services import session_create
 from games import lobby
 from tests.api.games_support import fast_password_hashing  # noqa: F401 (a fixture)
-from tests.api.test_schema import NEW_ACCOUNT_OPERATIONS
+from tests.api.test_schema import NEW_ACCOUNT_OPERATIONS, SIGN_IN_OPERATIONS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
 
@@ -130,6 +130,7 @@ def test_fuzz_every_operation(schema, setup):
     headers, ids, user = setup
     covered = {(op.path, op.method.lower()) for op in operations(schema)}
     assert {(path, method) for path, method, _ in NEW_ACCOUNT_OPERATIONS} <= covered
+    assert {(path, method) for path, method, _ in SIGN_IN_OPERATIONS} <= covered
     tried = 0
     failures = []  # every operation is fuzzed, and every one that fails is named at the end
     for operation in operations(schema):

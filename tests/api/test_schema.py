@@ -51,6 +51,37 @@ def test_schema_documents_sessions_passwords_and_leaving(schema):
     assert "400" in paths["/api/v1/auth/password-reset/confirm"]["post"]["responses"]
 
 
+#: Phone sign-in, linking and profiles (docs/accounts.md), with the codes each documents.
+SIGN_IN_OPERATIONS = {
+    ("/api/v1/auth/device", "post", "201"): {"401": {"invalid_credentials"}},
+    ("/api/v1/auth/apple", "post", "201"): {
+        "401": {"invalid_id_token"},
+        "409": {"login_method_not_configured"},
+        "503": {"identity_provider_unavailable", "database_unavailable"},
+    },
+    ("/api/v1/auth/google", "post", "201"): {"401": {"invalid_id_token"}},
+    ("/api/v1/me/logins", "get", "200"): {},
+    ("/api/v1/me/logins", "post", "201"): {
+        "409": {"login_in_use", "login_exists", "login_method_not_configured"},
+        "400": {"username_taken", "username_reserved", "invalid"},
+    },
+    ("/api/v1/me/logins/{method}", "delete", "204"): {"409": {"last_login"}},
+    ("/api/v1/me", "patch", "200"): {"400": {"display_name_refused", "invalid"}},
+    ("/api/v1/avatars", "get", "200"): {},
+}
+
+
+def test_schema_documents_sign_in_linking_and_profiles(schema):
+    components = schema["components"]["schemas"]
+    for (path, method, status), errors in SIGN_IN_OPERATIONS.items():
+        operation = schema["paths"][path][method]
+        assert status in operation["responses"] and operation.get("summary"), (path, method)
+        for code_status, codes in errors.items():
+            media = operation["responses"][code_status]["content"]["application/json"]
+            ref = media["schema"]["$ref"].rsplit("/", 1)[-1]
+            assert codes <= set(components[ref]["properties"]["code"]["enum"]), (path, ref)
+
+
 def test_errors_are_documented(schema):
     error = schema["components"]["schemas"]["Error"]
     assert {"code", "detail"} <= set(error["required"])
