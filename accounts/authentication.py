@@ -20,6 +20,8 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from knox.auth import TokenAuthentication
 from knox.crypto import hash_token
@@ -29,6 +31,7 @@ from rest_framework.authentication import get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
 from accounts import token_cache
+from core import error_texts
 from runtime import i18n
 
 #: The accepted ``Authorization`` prefixes (case-insensitive); the first is the one 401s name.
@@ -76,8 +79,11 @@ def _session_with_user(digest: str) -> Any:
 
 
 class TokenExpired(AuthenticationFailed):
-    default_detail = "This session has expired; log in again."
+    default_detail = gettext_lazy("This session has expired; log in again.")
     default_code = "token_expired"
+
+
+error_texts.register("token_expired", TokenExpired.default_detail)
 
 
 class CachedTokenAuthentication(TokenAuthentication):
@@ -88,9 +94,9 @@ class CachedTokenAuthentication(TokenAuthentication):
         if not auth or auth[0].lower() not in {k.lower().encode() for k in KEYWORDS}:
             return None
         if len(auth) == 1:
-            raise AuthenticationFailed("Invalid token header. No credentials provided.")
+            raise AuthenticationFailed(_("Invalid token header. No credentials provided."))
         if len(auth) > 2:
-            raise AuthenticationFailed("Invalid token header. It should not contain spaces.")
+            raise AuthenticationFailed(_("Invalid token header. It should not contain spaces."))
         return self.authenticate_credentials(auth[1])
 
     def authenticate_header(self, request: Any) -> str:
@@ -101,7 +107,7 @@ class CachedTokenAuthentication(TokenAuthentication):
             try:
                 key = key.decode()
             except UnicodeDecodeError:
-                raise AuthenticationFailed("Invalid token.") from None
+                raise AuthenticationFailed(_("Invalid token.")) from None
         hit = token_cache.get(key)
         if hit is not None:
             expiry = getattr(hit[1], "expiry", None)
@@ -129,7 +135,7 @@ class CachedTokenAuthentication(TokenAuthentication):
         """
         session = _session_with_user(hash_token(key))
         if session is None:
-            raise AuthenticationFailed("Invalid token.")
+            raise AuthenticationFailed(_("Invalid token."))
         now = timezone.now()
         if session.expiry is not None and session.expiry <= now:
             raise TokenExpired()

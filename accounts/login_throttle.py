@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from core.errors import Throttled, Unauthenticated
 from ops import throttling
@@ -45,7 +46,7 @@ def check(username: str, address: str) -> None:
     now = clock()
     until = max((float(v) for v in blocked.values()), default=0.0)
     if until > now:
-        raise Throttled(until - now, "Too many failed log-ins: try again later.")
+        raise Throttled(until - now, _("Too many failed log-ins: try again later."))
 
 
 def failed(username: str, address: str) -> None:

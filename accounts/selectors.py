@@ -16,6 +16,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.models import (
     PASSWORD_METHOD,
@@ -38,11 +39,11 @@ EXPORT_SECTIONS: dict[str, Callable[[User], Any]] = {}
 
 
 class PlayerNotFound(NotFound):
-    detail = "No such player."
+    detail = gettext_lazy("No such player.")
 
 
 class MatchNotFound(NotFound):
-    detail = "No finished match with that id."
+    detail = gettext_lazy("No finished match with that id.")
 
 
 def _by_username(username: str) -> QuerySet[User]:

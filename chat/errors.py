@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy
+
 from core.errors import Conflict, Invalid, NotAllowed, NotFound
 
 
@@ -17,7 +19,7 @@ class InvalidText(Invalid):
 
 class ChannelNotAllowed(NotAllowed):
     code = "channel_not_allowed"
-    detail = (
+    detail = gettext_lazy(
         "You may not write in this channel: players write in the players' channel, "
         "spectators in the spectators' one when the table allows it."
     )
@@ -25,28 +27,30 @@ class ChannelNotAllowed(NotAllowed):
 
 class ChatClosed(Conflict):
     code = "chat_closed"
-    detail = "This table's chat is closed: the match ended longer ago than chat is kept."
+    detail = gettext_lazy(
+        "This table's chat is closed: the match ended longer ago than chat is kept."
+    )
 
 
 class MessageNotFound(NotFound):
-    detail = "No such message at this table."
+    detail = gettext_lazy("No such message at this table.")
 
 
 class AlreadyReported(Conflict):
     code = "already_reported"
-    detail = "You have reported this message already."
+    detail = gettext_lazy("You have reported this message already.")
 
 
 class OwnMessage(Invalid):
     code = "own_message"
-    detail = "You cannot report your own message."
+    detail = gettext_lazy("You cannot report your own message.")
 
 
 class AlreadyHidden(Conflict):
     code = "already_hidden"
-    detail = "This message is hidden already."
+    detail = gettext_lazy("This message is hidden already.")
 
 
 class CannotMuteSelf(Invalid):
     code = "cannot_mute_self"
-    detail = "You cannot mute yourself."
+    detail = gettext_lazy("You cannot mute yourself.")

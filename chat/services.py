@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chat import selectors
 from chat.errors import (
@@ -42,12 +43,17 @@ def clean_text(text: str) -> str:
     limit = int(settings.TONGITS_CHAT_MAX_LENGTH)
     for char in text:
         if unicodedata.category(char) in REFUSED_CATEGORIES:
-            raise InvalidText(f"Control and format characters are not allowed (U+{ord(char):04X}).")
+            raise InvalidText(
+                _("Control and format characters are not allowed (U+%(code)s).")
+                % {"code": f"{ord(char):04X}"}
+            )
     text = text.strip()
     if not text:
-        raise InvalidText("A message needs some text.")
+        raise InvalidText(_("A message needs some text."))
     if len(text) > limit:
-        raise InvalidText(f"At most {limit} characters ({len(text)} sent).")
+        raise InvalidText(
+            _("At most %(limit)s characters (%(sent)s sent).") % {"limit": limit, "sent": len(text)}
+        )
     return text
 
 

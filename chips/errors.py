@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from core.errors import Conflict, Invalid, NotFound, Refused
 
 
@@ -12,7 +15,7 @@ class InsufficientChips(Conflict):
     (``extra``); nothing was taken from anyone."""
 
     code = "insufficient_chips"
-    detail = "Not enough chips."
+    detail = gettext_lazy("Not enough chips.")
 
     def __init__(self, detail: str | None = None, *, seat: int | None = None) -> None:
         super().__init__(detail, extra={} if seat is None else {"seat": seat})
@@ -23,35 +26,36 @@ class AlreadyClaimed(Conflict):
     """Today's daily bonus was claimed already; ``next_at`` says when the next one is."""
 
     code = "already_claimed"
-    detail = "You have claimed today's bonus already."
+    detail = gettext_lazy("You have claimed today's bonus already.")
 
     def __init__(self, next_at: datetime) -> None:
         text = next_at.isoformat().replace("+00:00", "Z")
         super().__init__(
-            f"Today's bonus is claimed; the next one from {text}.", extra={"next_at": text}
+            _("Today's bonus is claimed; the next one from %(next_at)s.") % {"next_at": text},
+            extra={"next_at": text},
         )
         self.next_at = next_at
 
 
 class NoBonus(Conflict):
     code = "no_daily_bonus"
-    detail = "This server gives no daily bonus (TONGITS_DAILY_BONUS is 0)."
+    detail = gettext_lazy("This server gives no daily bonus (TONGITS_DAILY_BONUS is 0).")
 
 
 class InvalidAdjustment(Invalid):
     code = "invalid_adjustment"
-    detail = "An adjustment needs a non-zero whole amount and a reason."
+    detail = gettext_lazy("An adjustment needs a non-zero whole amount and a reason.")
 
 
 class AdjustmentKeyReused(Refused):
     code = "idempotency_key_reused"
-    detail = "This Idempotency-Key was used for a different adjustment."
+    detail = gettext_lazy("This Idempotency-Key was used for a different adjustment.")
 
 
 class WalletNotFound(NotFound):
-    detail = "No player with that username."
+    detail = gettext_lazy("No player with that username.")
 
 
 class WalletClosed(Conflict):
     code = "wallet_closed"
-    detail = "That account was deleted: its wallet is closed."
+    detail = gettext_lazy("That account was deleted: its wallet is closed.")

@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chips import ledger
 from chips.errors import (
@@ -135,7 +136,11 @@ def adjust(
             )
         except ledger.Short:
             raise InsufficientChips(
-                f"The wallet cannot give up {-amount} chips: an adjustment never makes it negative."
+                _(
+                    "The wallet cannot give up %(chips)s chips: an adjustment never makes it "
+                    "negative."
+                )
+                % {"chips": -amount}
             ) from None
         if not posted.created:
             first = Entry.objects.get(pk=posted.entry_id)
@@ -220,7 +225,9 @@ def escrow_buy_ins(*, game_id: uuid.UUID | str, seats: Sequence[SeatOwner], buy_
         except ledger.Short as short:
             seat = next(i for i, a in enumerate(accounts) if a in short.accounts)
             raise InsufficientChips(
-                f"Seat {seat} cannot cover the buy-in of {buy_in} chips.", seat=seat
+                _("Seat %(seat)s cannot cover the buy-in of %(buy_in)s chips.")
+                % {"seat": seat, "buy_in": buy_in},
+                seat=seat,
             ) from None
 
 

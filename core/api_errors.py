@@ -17,6 +17,11 @@ Django's ``Http404``, ``PermissionDenied`` and ``ValidationError`` come out in t
 ``permission_denied`` and ``server_error`` are Django's ``handler404/400/403/500`` and answer in
 JSON under ``/api/`` (plain Django pages elsewhere); ``api_not_found`` is the catch-all route
 that makes unknown ``/api/`` URLs a JSON 404 even when ``DEBUG`` is on.
+
+Every ``detail`` is rendered here, in the answer's language (``runtime.i18n``): the domain
+errors' and this module's texts are marked for translation, DRF's and Django's are listed in
+``core.framework_texts``; the codes this module answers with a text of its own are registered in
+``core.error_texts``.
 """
 
 from __future__ import annotations
@@ -29,18 +34,38 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from core import errors
+from core import error_texts, errors, framework_texts  # noqa: F401  (DRF's and Django's texts)
 from core.errors import clip
 
 API_PREFIX = "/api/"
 #: What a lost or refused database connection raises (a restart, a failover, a pooler's).
 DatabaseUnreachable = (OperationalError, InterfaceError)
+
+# The texts of the codes this module answers by itself (rendered when an answer is written).
+DATABASE_UNAVAILABLE = gettext_lazy("The database is unavailable: retry.")
+PAYLOAD_TOO_LARGE = gettext_lazy("The request body is too large.")
+MALFORMED = gettext_lazy("The request was malformed.")
+NO_PERMISSION = gettext_lazy("You do not have permission to do this.")
+SERVER_ERROR = gettext_lazy("Internal server error.")
+TOO_MANY_REQUESTS = gettext_lazy("Too many requests.")
+IDEMPOTENCY_KEY_MALFORMED = gettext_lazy(
+    "%(header)s must be 1 to %(max)s printable ASCII characters."
+)
+error_texts.register("database_unavailable", DATABASE_UNAVAILABLE)
+error_texts.register("payload_too_large", PAYLOAD_TOO_LARGE)
+error_texts.register("bad_request", MALFORMED)
+error_texts.register("permission_denied", NO_PERMISSION)
+error_texts.register("server_error", SERVER_ERROR)
+error_texts.register("throttled", TOO_MANY_REQUESTS)
+error_texts.register("invalid_idempotency_key", IDEMPOTENCY_KEY_MALFORMED)
 
 
 #: The one table from domain error kinds to HTTP statuses (the most specific class wins).
@@ -73,7 +98,7 @@ class ApiError(exceptions.APIException):
 
     status_code = 400
     default_code = "error"
-    default_detail = "The request could not be processed."
+    default_detail = gettext_lazy("The request could not be processed.")
 
     def __init__(
         self,
@@ -93,7 +118,7 @@ class ApiError(exceptions.APIException):
 class Conflict(ApiError):
     status_code = 409
     default_code = "conflict"
-    default_detail = "The request conflicts with the current state of the resource."
+    default_detail = gettext_lazy("The request conflicts with the current state of the resource.")
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -126,7 +151,7 @@ def idempotency_key(request: Any) -> str | None:
         return None
     if not 1 <= len(key) <= IDEMPOTENCY_MAX or not all(" " <= ch <= "~" for ch in key):
         raise ApiError(
-            f"{IDEMPOTENCY_HEADER} must be 1 to {IDEMPOTENCY_MAX} printable ASCII characters.",
+            IDEMPOTENCY_KEY_MALFORMED % {"header": IDEMPOTENCY_HEADER, "max": IDEMPOTENCY_MAX},
             code="invalid_idempotency_key",
         )
     return key
@@ -177,7 +202,7 @@ def _body(exc: exceptions.APIException) -> dict[str, Any]:
     if isinstance(exc, exceptions.ValidationError):
         body: dict[str, Any] = {
             "code": "invalid",
-            "detail": clip(" ".join(_messages(exc.detail)) or "Invalid input.", 400),
+            "detail": clip(" ".join(_messages(exc.detail)) or _("Invalid input."), 400),
         }
         if isinstance(exc.detail, dict):
             body["fields"] = _fields(exc.detail)
@@ -186,10 +211,14 @@ def _body(exc: exceptions.APIException) -> dict[str, Any]:
         return {**exc.extra, "code": exc.code, "detail": clip(str(exc.detail))}
     if isinstance(exc, exceptions.Throttled):
         retry_after = math.ceil(exc.wait) if exc.wait is not None else None
-        detail = f"Too many requests: try again in {retry_after} s." if retry_after else None
+        detail = (
+            _("Too many requests: try again in %(seconds)s s.") % {"seconds": retry_after}
+            if retry_after
+            else None
+        )
         return {
             "code": "throttled",
-            "detail": detail or "Too many requests.",
+            "detail": detail or str(TOO_MANY_REQUESTS),
             "retry_after": retry_after,
         }
     code = getattr(exc.detail, "code", None) or exc.default_code
@@ -207,7 +236,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, errors.DomainError):
         headers = {"WWW-Authenticate": "Token"} if isinstance(exc, errors.Unauthenticated) else {}
         set_rollback()
-        body = {**exc.extra, "code": exc.code, "detail": clip(exc.detail)}
+        body = {**exc.extra, "code": exc.code, "detail": clip(str(exc.detail))}
         if isinstance(exc, errors.Throttled):
             headers["Retry-After"] = str(exc.extra["retry_after"])
         elif isinstance(exc, errors.Unavailable):
@@ -217,7 +246,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         # The database (or its pooler) is away or restarting: nothing was answered, and a
         # command sent with an Idempotency-Key may be sent again as it is (docs/operations.md).
         set_rollback()
-        body = {"code": "database_unavailable", "detail": "The database is unavailable: retry."}
+        body = {"code": "database_unavailable", "detail": str(DATABASE_UNAVAILABLE)}
         return Response(body, status=503, headers={"Retry-After": "1"})
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
@@ -226,9 +255,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(serializers.as_serializer_error(exc))
     elif isinstance(exc, RequestDataTooBig):
-        exc = ApiError("The request body is too large.", "payload_too_large", status_code=413)
+        exc = ApiError(str(PAYLOAD_TOO_LARGE), "payload_too_large", status_code=413)
     elif isinstance(exc, SuspiciousOperation):
-        exc = ApiError("The request was malformed.", "bad_request")
+        exc = ApiError(str(MALFORMED), "bad_request")
 
     if not isinstance(exc, exceptions.APIException):
         return None
@@ -255,28 +284,28 @@ def _json(code: str, detail: str, status: int) -> JsonResponse:
 
 @csrf_exempt  # a JSON 404 for any method; CSRF's HTML 403 would hide it on POST
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
-    return _json("not_found", f"No API endpoint at {request.path}.", 404)
+    return _json("not_found", _("No API endpoint at %(path)s.") % {"path": clip(request.path)}, 404)
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _is_api(request):
-        return _json("not_found", "Not found.", 404)
+        return _json("not_found", _("Not found."), 404)
     return defaults.page_not_found(request, exception)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _is_api(request):
-        return _json("bad_request", "The request was malformed.", 400)
+        return _json("bad_request", str(MALFORMED), 400)
     return defaults.bad_request(request, exception)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _is_api(request):
-        return _json("permission_denied", "You do not have permission to do this.", 403)
+        return _json("permission_denied", str(NO_PERMISSION), 403)
     return defaults.permission_denied(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     if _is_api(request):
-        return _json("server_error", "Internal server error.", 500)
+        return _json("server_error", str(SERVER_ERROR), 500)
     return defaults.server_error(request)

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
+
+#: The strict text fields' refusal of a number, boolean, list or object.
+NOT_A_STRING = gettext_lazy("Not a string.")
 
 
 class StrictCharField(serializers.CharField):
     """A JSON string; a number, boolean, list or object is 400 ``invalid``."""
 
-    default_error_messages = {"not_a_string": "Not a string."}
+    default_error_messages = {"not_a_string": NOT_A_STRING}
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -27,7 +32,7 @@ class StrictCharField(serializers.CharField):
 
 
 class StrictEmailField(serializers.EmailField):
-    default_error_messages = {"not_a_string": "Not a string."}
+    default_error_messages = {"not_a_string": NOT_A_STRING}
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -59,7 +64,7 @@ class QuerySerializer(serializers.Serializer):
 
     def to_internal_value(self, data: Any) -> Any:
         empty = {
-            name: ["Give a value, or leave the parameter out."]
+            name: [_("Give a value, or leave the parameter out.")]
             for name in self.fields
             if hasattr(data, "get") and name in data and data.get(name) == ""
         }
@@ -69,7 +74,7 @@ class QuerySerializer(serializers.Serializer):
 
 
 class StrictRegexField(serializers.RegexField):
-    default_error_messages = {"not_a_string": "Not a string."}
+    default_error_messages = {"not_a_string": NOT_A_STRING}
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -81,7 +86,7 @@ class StrictChoiceField(serializers.ChoiceField):
     """One of the choices, as a JSON string; DRF's ``ChoiceField`` would match ``1`` to
     ``"1"`` and ``true`` to ``"True"``."""
 
-    default_error_messages = {"not_a_string": "Not a string."}
+    default_error_messages = {"not_a_string": NOT_A_STRING}
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -32,7 +33,7 @@ def cursor_page(
     try:
         page: Iterable[Any] = paginator.paginate_queryset(rows, request, view=view) or []
     except NotFound:  # DRF's answer to a cursor it cannot decode
-        raise ValidationError({"cursor": ["Not a cursor of this list."]}) from None
+        raise ValidationError({"cursor": [_("Not a cursor of this list.")]}) from None
     return {
         "next": paginator.get_next_link(),
         "previous": paginator.get_previous_link(),

@@ -6,16 +6,26 @@ error needs only a class here (or in an app's ``errors`` module) with a ``code``
 
     class TableFull(Conflict):
         code = "table_full"
-        detail = "Every seat at this table is taken."
+        detail = gettext_lazy("Every seat at this table is taken.")
 
     raise TableFull()                       # the defaults
     raise MoveRefused("...", code="card_not_in_hand")
     raise StaleVersion(...)                 # extra={"version": 7} travels to the body
+
+``detail`` is text for people, translated: a class's ``detail`` is ``gettext_lazy`` (rendered in
+the answer's language when the API writes the body), a detail with values is
+``_("... %(name)s ...") % {...}`` where it is raised. A class that sets its own ``code`` or
+``detail`` registers the pair in ``core.error_texts``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from core import error_texts
 
 #: The longest error detail (a message quoting at most about 100 characters of input).
 MAX_DETAIL = 200
@@ -31,7 +41,13 @@ class DomainError(Exception):
     (never ``code`` or ``detail``) for the client, such as the current ``version``."""
 
     code: str = "error"
-    detail: str = "The request could not be processed."
+    detail: str = gettext_lazy("The request could not be processed.")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Each error class is an entry of the registry: a test finds every code's text there.
+        if "code" in vars(cls) or "detail" in vars(cls):
+            error_texts.register(cls.code, cls.detail)
 
     def __init__(
         self,
@@ -57,28 +73,28 @@ class Invalid(DomainError):
 
 class NotFound(DomainError):
     code = "not_found"
-    detail = "Not found."
+    detail = gettext_lazy("Not found.")
 
 
 class NotAllowed(DomainError):
     """The caller may not do or see this (not a player of the game, not their seat)."""
 
     code = "permission_denied"
-    detail = "You may not do this."
+    detail = gettext_lazy("You may not do this.")
 
 
 class Conflict(DomainError):
     """The request does not fit the resource's current state (stale version, table full)."""
 
     code = "conflict"
-    detail = "The request conflicts with the current state of the resource."
+    detail = gettext_lazy("The request conflicts with the current state of the resource.")
 
 
 class Refused(DomainError):
     """Well-formed and allowed, but refused on its merits (a move the rules forbid)."""
 
     code = "refused"
-    detail = "The request was refused."
+    detail = gettext_lazy("The request was refused.")
 
 
 class Unavailable(DomainError):
@@ -86,14 +102,14 @@ class Unavailable(DomainError):
     same request may work in a moment."""
 
     code = "unavailable"
-    detail = "A service this request needs cannot be reached now: try again."
+    detail = gettext_lazy("A service this request needs cannot be reached now: try again.")
 
 
 class Unauthenticated(DomainError):
     """The credentials given are wrong."""
 
     code = "authentication_failed"
-    detail = "Incorrect authentication credentials."
+    detail = gettext_lazy("Incorrect authentication credentials.")
 
 
 class Throttled(DomainError):
@@ -102,11 +118,11 @@ class Throttled(DomainError):
     as failed log-ins (``accounts.login_throttle``); DRF's throttles raise their own."""
 
     code = "throttled"
-    detail = "Too many requests."
+    detail = gettext_lazy("Too many requests.")
 
     def __init__(self, retry_after: float, detail: str | None = None) -> None:
         seconds = max(1, int(-(-retry_after // 1)))
         super().__init__(
-            detail or f"Too many attempts: try again in {seconds} s.",
+            detail or _("Too many attempts: try again in %(seconds)s s.") % {"seconds": seconds},
             extra={"retry_after": seconds},
         )

@@ -35,6 +35,7 @@ import orjson
 from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from games import projection, seal, store
 from games.errors import (
@@ -114,14 +115,17 @@ def resolve(state: GameState | None, sender: Sender) -> Actor:
         if mine is None:
             raise NotAPlayer()
         if sender.seat is not None and sender.seat != mine:
-            raise NotYourSeat(f"You play seat {mine}, not seat {sender.seat}.")
+            raise NotYourSeat(
+                _("You play seat %(mine)s, not seat %(seat)s.")
+                % {"mine": mine, "seat": sender.seat}
+            )
         return Actor(mine, f"user:{sender.user_id}")
     seat = sender.seat
     if state is None or seat is None or not 0 <= seat <= 2:
-        raise NotYourSeat("Only a bot seat is played without a user.")
+        raise NotYourSeat(_("Only a bot seat is played without a user."))
     spec = state.seats[seat]
     if spec.get("kind") != "bot":
-        raise NotYourSeat("Only a bot seat is played without a user.")
+        raise NotYourSeat(_("Only a bot seat is played without a user."))
     return Actor(seat, f"bot:{spec.get('level', 'normal')}")
 
 

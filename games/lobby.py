@@ -27,6 +27,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chips import services as chips
 from chips.errors import InsufficientChips
@@ -72,15 +73,26 @@ RULE_LIMITS = {
 
 
 def rules_from(spec: str | dict[str, Any] | None) -> RuleSet:
-    """A RuleSet from a preset name or options (optionally over ``"preset"``), bounded for play."""
+    """A RuleSet from a preset name or options (optionally over ``"preset"``), bounded for play.
+
+    The rules core's own reasons are English only, so a refusal names what can be translated (an
+    unknown preset, a value over its bound) and is otherwise ``InvalidRules``' text."""
+    preset = spec.get("preset") if isinstance(spec, dict) else spec
+    if isinstance(preset, str) and preset not in RuleSet.PRESETS:
+        raise InvalidRules(
+            _("No rules preset %(name)s; the presets are %(presets)s.")
+            % {"name": repr(preset[:40]), "presets": ", ".join(RuleSet.PRESETS)}
+        )
     try:
         rules = RuleSet.from_dict(spec)
-    except (ValueError, TypeError) as exc:
-        raise InvalidRules(str(exc)) from None
+    except (ValueError, TypeError):
+        raise InvalidRules() from None
     values = rules.to_dict()
     for name, limit in RULE_LIMITS.items():
         if (values.get(name) or 0) > limit:
-            raise InvalidRules(f"{name} must be at most {limit}.")
+            raise InvalidRules(
+                _("%(name)s must be at most %(limit)s.") % {"name": name, "limit": limit}
+            )
     return rules
 
 
@@ -113,16 +125,24 @@ def table_create(
     seconds = ruleset.turn_seconds
     if rated and seconds and seconds < settings.TONGITS_RATED_MIN_TURN_SECONDS:
         raise InvalidRules(
-            f"A rated table needs turn_seconds of at least "
-            f"{settings.TONGITS_RATED_MIN_TURN_SECONDS:g}, or 0; play it casual (rated: false)."
+            _(
+                "A rated table needs turn_seconds of at least %(seconds)s, or 0; play it casual "
+                "(rated: false)."
+            )
+            % {"seconds": f"{settings.TONGITS_RATED_MIN_TURN_SECONDS:g}"}
         )
     specs = seats if seats is not None else [{"kind": "user"}, {"kind": "open"}, {"kind": "open"}]
     if not isinstance(specs, list) or len(specs) != 3:
-        raise InvalidSeats("Give exactly three seats.")
+        raise InvalidSeats(_("Give exactly three seats."))
     if visibility not in Game.Visibility.values:
-        raise InvalidSpectators(f"visibility must be one of {', '.join(Game.Visibility.values)}.")
+        raise InvalidSpectators(
+            _("visibility must be one of %(values)s.")
+            % {"values": ", ".join(Game.Visibility.values)}
+        )
     if not isinstance(spectator_delay, int) or not 0 <= spectator_delay <= MAX_SPECTATOR_DELAY:
-        raise InvalidSpectators(f"spectator_delay must be from 0 to {MAX_SPECTATOR_DELAY}.")
+        raise InvalidSpectators(
+            _("spectator_delay must be from 0 to %(max)s.") % {"max": MAX_SPECTATOR_DELAY}
+        )
     game = Game.objects.create(
         rules=ruleset.to_dict(),
         created_by=user,
@@ -145,11 +165,15 @@ def table_create(
                 try:
                     seated = user_model.objects.get(username__iexact=username)
                 except user_model.DoesNotExist:
-                    raise UnknownUser(f"No user named {username!r}.") from None
+                    raise UnknownUser(
+                        _("No user named %(username)s.") % {"username": repr(username)}
+                    ) from None
             else:
                 seated = user
             if seated.pk in taken:
-                raise InvalidSeats(f"{seated.username} cannot sit twice.")
+                raise InvalidSeats(
+                    _("%(username)s cannot sit twice.") % {"username": seated.username}
+                )
             taken.add(seated.pk)
             row.user = seated
             if seated.pk == user.pk:
@@ -159,10 +183,14 @@ def table_create(
         elif kind == "bot":
             level = spec.get("level", "normal")
             if level not in BOT_LEVELS:
-                raise InvalidSeats(f"Bot level must be one of {', '.join(BOT_LEVELS)}.")
+                raise InvalidSeats(
+                    _("Bot level must be one of %(levels)s.") % {"levels": ", ".join(BOT_LEVELS)}
+                )
             row.bot_level = level
         elif kind != "open":
-            raise InvalidSeats(f"Seat {index}: kind must be user, open or bot.")
+            raise InvalidSeats(
+                _("Seat %(seat)s: kind must be user, open or bot.") % {"seat": index}
+            )
         rows.append(row)
     Seat.objects.bulk_create(rows)
     for row in rows:
@@ -199,7 +227,9 @@ def checked_buy_in(buy_in: Any) -> int:
     """A table's buy-in: a whole number of chips from 0 to ``TONGITS_MAX_BUY_IN``."""
     limit = settings.TONGITS_MAX_BUY_IN
     if isinstance(buy_in, bool) or not isinstance(buy_in, int) or not 0 <= buy_in <= limit:
-        raise InvalidBuyIn(f"buy_in must be a whole number of chips from 0 to {limit}.")
+        raise InvalidBuyIn(
+            _("buy_in must be a whole number of chips from 0 to %(limit)s.") % {"limit": limit}
+        )
     return buy_in
 
 
@@ -207,7 +237,8 @@ def _check_chips(user: Any, buy_in: int, seat: int) -> None:
     """Refuse a seat at a table whose buy-in the user's wallet cannot cover now."""
     if buy_in and not chips.can_cover(user_id=user.pk, buy_in=buy_in):
         raise InsufficientChips(
-            f"This table's buy-in is {buy_in} chips: your wallet does not hold that many.",
+            _("This table's buy-in is %(buy_in)s chips: your wallet does not hold that many.")
+            % {"buy_in": buy_in},
             seat=seat,
         )
 
@@ -276,7 +307,7 @@ def table_join(*, game_id: uuid.UUID | str, user: Any, seat: int | None = None) 
     if seat is not None:
         chosen = next((s for s in seats if s.index == seat), None)
         if chosen is None:
-            raise InvalidSeats("Seats are 0, 1 and 2.")
+            raise InvalidSeats(_("Seats are 0, 1 and 2."))
         if chosen.kind != "open":
             raise SeatTaken()
     else:
@@ -297,7 +328,7 @@ def table_leave(*, game_id: uuid.UUID | str, user: Any) -> Game:
     seats = list(game.seats.order_by("index"))
     mine = next((s for s in seats if s.user_id == user.pk), None)
     if mine is None:
-        raise NotAPlayer("You do not sit at this table.")
+        raise NotAPlayer(_("You do not sit at this table."))
     mine.user, mine.joined_at = None, None
     mine.invitation, mine.invited_at = Seat.Invitation.NONE, None
     mine.save(update_fields=["user", "joined_at", "invitation", "invited_at"])
@@ -318,7 +349,7 @@ def table_start(*, game_id: uuid.UUID | str, user: Any) -> Game:
     game = _lock_table(game_id)
     seats = list(game.seats.select_related("user").order_by("index"))
     if user.pk != game.created_by_id and not any(s.user_id == user.pk for s in seats):
-        raise NotAPlayer("You do not sit at this table.")
+        raise NotAPlayer(_("You do not sit at this table."))
     if any(s.kind == "open" for s in seats):
         raise TableNotFull()
     if any(s.invitation == Seat.Invitation.PENDING for s in seats):

@@ -30,7 +30,14 @@ from games.application import (
     execute,
     fingerprint,
 )
-from games.errors import AlreadyResigned, MoveRefused, NotActive, NotStarted, StaleVersion
+from games.errors import (
+    AlreadyResigned,
+    MoveRefused,
+    NotActive,
+    NotStarted,
+    StaleVersion,
+    move_refused,
+)
 from games.models import Event, Game
 from games.rules import (
     GameState,
@@ -59,11 +66,11 @@ def _decide(command: dict[str, Any], client_seed: str | None = None):
             seed = [] if client_seed is None else [set_client_seed(state, actor.seat, client_seed)]
             return seed + decide(state, actor.seat, command)
         except IllegalMove as exc:
-            raise MoveRefused(exc.detail, exc.code) from None
+            raise move_refused(exc.code, exc.detail) from None
         except (ValueError, TypeError, KeyError, AttributeError):
             # decide should turn every malformed command into IllegalMove; log the miss.
             logger.exception("decide raised on command %r", command)
-            raise MoveRefused("The command is malformed.", "bad_command") from None
+            raise move_refused("bad_command") from None
 
     return step
 
@@ -169,7 +176,7 @@ def submit_seed(
         try:
             return [set_client_seed(state, actor.seat, client_seed)]
         except IllegalMove as exc:
-            raise MoveRefused(exc.detail, exc.code) from None
+            raise move_refused(exc.code, exc.detail) from None
 
     return execute(
         game_id,

@@ -26,6 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core import notices
 from games import lobby, selectors, store
@@ -105,7 +106,7 @@ def _lock(game_id: uuid.UUID | str, user: Any) -> tuple[Game, list[Seat], Rematc
     game = store.get_game(game_id, lock=True)
     seats = selectors.match_people(game, user)
     if not any(s.user_id == user.pk for s in seats):
-        raise NotAPlayer("You did not play this match.")
+        raise NotAPlayer(_("You did not play this match."))
     return game, seats, Rematch.objects.filter(game=game).first()
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch, QuerySet
+from django.utils.translation import gettext as _
 
 from chips import selectors as chips_selectors
 from games import presenters as present
@@ -329,7 +330,8 @@ def replay(*, game_id: uuid.UUID | str, user: Any, at: int | None = None) -> dic
     at = state.version if at is None else at
     if not 1 <= at <= state.version:
         raise BadStep(
-            f"'at' must be between 1 and {state.version}.", extra={"version": state.version}
+            _("'at' must be between 1 and %(version)s.") % {"version": state.version},
+            extra={"version": state.version},
         )
     past = state if at == state.version else store.fold_from_zero(game.game_id, upto=at)
     return {
@@ -527,7 +529,7 @@ def match_people(game: Game, user: Any) -> list[Seat]:
     staff); else ``NotAPlayer``."""
     seats = list(game.seats.select_related("user").order_by("index"))
     if not any(s.user_id == user.pk for s in seats) and not getattr(user, "is_staff", False):
-        raise NotAPlayer("You did not play this match.")
+        raise NotAPlayer(_("You did not play this match."))
     return seats
 
 

@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_lazy
 
 from core.errors import Conflict, NotFound
 from notifications import push
@@ -30,14 +31,14 @@ MAX_DEVICES_PER_USER = 20
 
 class WebPushNotConfigured(Conflict):
     code = "webpush_not_configured"
-    detail = (
+    detail = gettext_lazy(
         "This server sends no Web Push (no VAPID key is configured): register an FCM or APNs "
         "token, or none."
     )
 
 
 class DeviceNotFound(NotFound):
-    detail = "No such device."
+    detail = gettext_lazy("No such device.")
 
 
 def device_register(

@@ -42,7 +42,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
 from py_vapid import Vapid02
 from pywebpush import WebPushException, webpush
 
@@ -144,6 +145,52 @@ def webpush_enabled() -> bool:
 
 # --- what a push says ----------------------------------------------------------------------------
 
+#: The title of each kind, as a push and an inbox item show it.
+TITLES: dict[str, Any] = {
+    Kind.YOUR_TURN: gettext_lazy("Your turn"),
+    Kind.INVITED: gettext_lazy("Invitation"),
+    Kind.INVITATION_ANSWERED: gettext_lazy("Invitation answered"),
+    Kind.MATCH_OVER: gettext_lazy("Match over"),
+    Kind.CHIPS_SETTLED: gettext_lazy("Chips settled"),
+    Kind.NEW_SIGN_IN: gettext_lazy("New sign-in"),
+}
+#: The bodies of each kind, by the case the notification's flags choose: whole sentences (a
+#: name or "a player" changes a sentence's grammar in some languages), with ``%(table)s`` (the
+#: table's short id) and ``%(player)s`` (a username).
+BODIES: dict[str, dict[str, Any]] = {
+    Kind.YOUR_TURN: {
+        "turn": gettext_lazy("Your turn at table %(table)s"),
+        "draw_answer": gettext_lazy("Your turn at table %(table)s: answer the draw call"),
+    },
+    Kind.INVITED: {
+        "by": gettext_lazy("%(player)s invited you to table %(table)s"),
+        "anonymous": gettext_lazy("You are invited to table %(table)s"),
+    },
+    Kind.INVITATION_ANSWERED: {
+        "accepted": gettext_lazy("%(player)s accepted your invitation to table %(table)s"),
+        "declined": gettext_lazy("%(player)s declined your invitation to table %(table)s"),
+        "answered": gettext_lazy("%(player)s answered your invitation to table %(table)s"),
+        "anonymous_accepted": gettext_lazy("A player accepted your invitation to table %(table)s"),
+        "anonymous_declined": gettext_lazy("A player declined your invitation to table %(table)s"),
+        "anonymous_answered": gettext_lazy("A player answered your invitation to table %(table)s"),
+    },
+    Kind.MATCH_OVER: {
+        "ended": gettext_lazy("The match at table %(table)s has ended"),
+        "called_off": gettext_lazy("The match at table %(table)s was called off"),
+        "won": gettext_lazy("You won the match at table %(table)s"),
+    },
+    Kind.CHIPS_SETTLED: {"settled": gettext_lazy("The chips of table %(table)s were settled")},
+    Kind.NEW_SIGN_IN: {"new_device": gettext_lazy("Your account was signed in on a new device")},
+}
+#: A kind this code does not know yet (a notification written by a newer version).
+OTHER_TITLE = gettext_lazy("Tongits")
+OTHER_BODY = gettext_lazy("Something happened at table %(table)s")
+#: Where a notification names a person: keys holding a username, then the key of a user id.
+_NAMED_BY: dict[str, tuple[tuple[str, ...], str]] = {
+    Kind.INVITED: (("by", "username"), "by_user_id"),
+    Kind.INVITATION_ANSWERED: (("by", "username"), "user_id"),
+}
+
 
 def _shown(value: object) -> str | None:
     """``value`` if it is a plausible username (never a card's text), else None."""
@@ -152,22 +199,82 @@ def _shown(value: object) -> str | None:
     return None
 
 
-def _name(data: dict[str, Any], *keys: str, id_key: str = "") -> str | None:
-    """Who the notification is about: the first of ``keys`` in ``data`` holding a username,
-    else the username of the user whose id ``data[id_key]`` holds (the projector stores ids)."""
+def _user_id(kind: str, data: dict[str, Any]) -> int | None:
+    """The id of the user a notification names, when it stores one rather than a username."""
+    keys, id_key = _NAMED_BY.get(kind, ((), ""))
+    if any(_shown(data.get(key)) for key in keys):
+        return None
+    user_id = data.get(id_key) if id_key else None
+    return user_id if isinstance(user_id, int) and not isinstance(user_id, bool) else None
+
+
+def _usernames(user_ids: set[int]) -> dict[int, str]:
+    """Usernames by user id, in one query (the projector stores ids, not names)."""
+    if not user_ids:
+        return {}
+    model = get_user_model()
+    rows = model.objects.filter(pk__in=user_ids).values_list("pk", model.USERNAME_FIELD)
+    return dict(rows)
+
+
+def _name(kind: str, data: dict[str, Any], usernames: dict[int, str]) -> str | None:
+    """Who the notification is about: a username stored in ``data``, else the username of the
+    user whose id it stores."""
+    keys, _id_key = _NAMED_BY.get(kind, ((), ""))
     for key in keys:
         if name := _shown(data.get(key)):
             return name
-    user_id = data.get(id_key) if id_key else None
-    if isinstance(user_id, int) and not isinstance(user_id, bool):
-        username = (
-            get_user_model()
-            .objects.filter(pk=user_id)
-            .values_list(get_user_model().USERNAME_FIELD, flat=True)
-            .first()
-        )
-        return _shown(username)
-    return None
+    user_id = _user_id(kind, data)
+    return _shown(usernames.get(user_id)) if user_id is not None else None
+
+
+def _body_case(kind: str, data: dict[str, Any], player: str | None) -> str:
+    """Which of ``BODIES[kind]`` the notification's flags choose."""
+    if kind == Kind.YOUR_TURN:
+        return "draw_answer" if data.get("draw_answer") is True else "turn"
+    if kind == Kind.INVITED:
+        return "by" if player else "anonymous"
+    if kind == Kind.INVITATION_ANSWERED:
+        answer = data.get("answer")
+        if answer not in ("accepted", "declined"):
+            accepted = data.get("accepted")
+            answer = "answered" if accepted is None else ("accepted" if accepted else "declined")
+        return answer if player else f"anonymous_{answer}"
+    if kind == Kind.MATCH_OVER:
+        if data.get("aborted") is True:
+            return "called_off"
+        return "won" if data.get("won") is True else "ended"
+    return next(iter(BODIES[kind]))
+
+
+def texts(
+    kind: str, game_id: str | None, data: dict[str, Any], usernames: dict[int, str]
+) -> tuple[str, str]:
+    """A notification's title and body in the active language, from its kind, its table and
+    the flags and names in its ``data`` (never anything else of it: no card, no amount)."""
+    player = _name(kind, data, usernames)
+    values = {"table": game_id.replace("-", "")[:8] if game_id else "…", "player": player}
+    if kind not in BODIES:
+        return str(OTHER_TITLE), OTHER_BODY % values
+    return str(TITLES[kind]), BODIES[kind][_body_case(kind, data, player)] % values
+
+
+def language_of(user_id: int) -> str:
+    """The language of what a user is sent unasked: the account's, else the server's."""
+    language = get_user_model().objects.filter(pk=user_id).values_list("language", flat=True)
+    chosen = language.first()
+    return chosen if chosen in dict(settings.LANGUAGES) else settings.LANGUAGE_CODE
+
+
+def with_texts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Inbox items (``inbox.as_dict``) with their ``title`` and ``body`` in the active language
+    (the request's), the names they need read in one query."""
+    wanted = {_user_id(i["kind"], i["data"] if isinstance(i["data"], dict) else {}) for i in items}
+    usernames = _usernames({user_id for user_id in wanted if user_id is not None})
+    for item in items:
+        data = item["data"] if isinstance(item["data"], dict) else {}
+        item["title"], item["body"] = texts(item["kind"], item["game_id"], data, usernames)
+    return items
 
 
 def _game_id(notification: Notification) -> str | None:
@@ -182,7 +289,8 @@ def _game_id(notification: Notification) -> str | None:
 
 def payload_for(notification: Notification) -> dict[str, Any]:
     """What a push carries: ``kind``, ``notification_id``, ``game_id`` (or None), a short
-    ``title`` and ``body`` for the OS to show, and the app's ``url`` to open.
+    ``title`` and ``body`` for the OS to show, in the recipient's language, and the app's
+    ``url`` to open.
 
     Only ids and usernames are taken from ``notification.data``; nothing else of it (a hand, a
     card, an amount) is copied, so whatever the projector stores there cannot leak to a lock
@@ -190,39 +298,17 @@ def payload_for(notification: Notification) -> dict[str, Any]:
     """
     data = notification.data if isinstance(notification.data, dict) else {}
     game_id = _game_id(notification)
-    table = f"table {game_id.replace('-', '')[:8]}" if game_id else "a table"
-    url = f"/#/table/{game_id}" if game_id else "/#/lobby"
     kind = notification.kind
-    if kind == Kind.YOUR_TURN:
-        title, body = "Your turn", f"Your turn at {table}"
-        if data.get("draw_answer") is True:
-            body = f"Your turn at {table}: answer the draw call"
-    elif kind == Kind.INVITED:
-        by = _name(data, "by", "username", id_key="by_user_id")
-        title = "Invitation"
-        body = f"{by} invited you to {table}" if by else f"You are invited to {table}"
-    elif kind == Kind.INVITATION_ANSWERED:
-        who = _name(data, "by", "username", id_key="user_id")
-        answer = data.get("answer")
-        if answer not in ("accepted", "declined"):
-            accepted = data.get("accepted")
-            answer = None if accepted is None else ("accepted" if accepted else "declined")
-        title = "Invitation answered"
-        body = f"{who or 'A player'} {answer or 'answered'} your invitation to {table}"
-    elif kind == Kind.MATCH_OVER:
-        title, body = "Match over", f"The match at {table} has ended"
-        if data.get("aborted") is True:
-            body = f"The match at {table} was called off"
-        elif data.get("won") is True:
-            body = f"You won the match at {table}"
-    elif kind == Kind.CHIPS_SETTLED:
-        title, body = "Chips settled", f"The chips of {table} were settled"
+    user_id = _user_id(kind, data)
+    usernames = _usernames({user_id} if user_id is not None else set())
+    with translation.override(language_of(notification.user_id)):
+        title, body = texts(kind, game_id, data, usernames)
+    if kind == Kind.CHIPS_SETTLED:
         url = "/#/wallet"
-    elif kind == Kind.NEW_SIGN_IN:
-        title, body = "New sign-in", "Your account was signed in on a new device"
+    elif kind == Kind.NEW_SIGN_IN or not game_id:
         url = "/#/lobby"
     else:
-        title, body = "Tongits", "Something happened at " + table
+        url = f"/#/table/{game_id}"
     return {
         "kind": kind,
         "notification_id": notification.pk,

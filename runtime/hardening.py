@@ -8,6 +8,9 @@
   ``TONGITS_MAX_JSON_DEPTH`` and bodies longer than the limit that came without a length.
 - error details quote at most a hundred or so characters of what a client sent
   (``core.errors.clip``).
+
+The middleware answers before ``runtime.i18n.LanguageMiddleware`` has run, so it renders its
+texts in the ``Accept-Language`` choice itself and stamps ``Content-Language`` the same way.
 """
 
 from __future__ import annotations
@@ -19,10 +22,15 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import BaseParser
 
+from core import error_texts
 from core.errors import clip
+from runtime import i18n
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -31,8 +39,25 @@ def _has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
-def _error(code: str, detail: str, status: int) -> JsonResponse:
-    return JsonResponse({"code": code, "detail": detail}, status=status)
+# The refusals' texts (the middleware's, and the parser's body over the limit).
+TOO_LARGE = gettext_lazy("The request body is larger than %(limit)s bytes.")
+NOT_A_LENGTH = gettext_lazy("Content-Length is not a number.")
+CONTROL_IN_PATH = gettext_lazy("Not found: the path holds a control character.")
+MALFORMED_QUERY = gettext_lazy("The query string is malformed.")
+CONTROL_IN_QUERY = gettext_lazy("The query string holds a control character.")
+error_texts.register("payload_too_large", TOO_LARGE)
+error_texts.register("bad_request", NOT_A_LENGTH, MALFORMED_QUERY, CONTROL_IN_QUERY)
+error_texts.register("not_found", CONTROL_IN_PATH)
+
+
+def _error(request: HttpRequest, code: str, status: int, text: Any, **values: Any) -> JsonResponse:
+    """The JSON error, its text rendered in the language the request asks for."""
+    language = i18n.from_header(request.META.get("HTTP_ACCEPT_LANGUAGE", ""))
+    with translation.override(language):
+        detail = str(text) % values if values else str(text)
+    return JsonResponse(
+        {"code": code, "detail": detail}, status=status, headers=i18n.headers_for(language)
+    )
 
 
 class RequestLimitsMiddleware:
@@ -47,21 +72,19 @@ class RequestLimitsMiddleware:
         try:
             declared = int(length)
         except ValueError:
-            return _error("bad_request", "Content-Length is not a number.", 400)
+            return _error(request, "bad_request", 400, NOT_A_LENGTH)
         limit = settings.TONGITS_MAX_BODY_BYTES
         if declared > limit:
-            return _error(
-                "payload_too_large", f"The request body is larger than {limit} bytes.", 413
-            )
+            return _error(request, "payload_too_large", 413, TOO_LARGE, limit=limit)
         if _has_control(request.path):  # no resource of ours is named with one
-            return _error("not_found", "Not found: the path holds a control character.", 404)
+            return _error(request, "not_found", 404, CONTROL_IN_PATH)
         try:
             query = request.GET
         except Exception:  # a query string Django cannot decode
-            return _error("bad_request", "The query string is malformed.", 400)
+            return _error(request, "bad_request", 400, MALFORMED_QUERY)
         for key, values in query.lists():
             if _has_control(key) or any(_has_control(v) for v in values):
-                return _error("bad_request", "The query string holds a control character.", 400)
+                return _error(request, "bad_request", 400, CONTROL_IN_QUERY)
         return self.get_response(request)
 
 
@@ -87,7 +110,7 @@ def depth(value: Any, limit: int) -> int:
 class PayloadTooLarge(APIException):
     status_code = 413
     default_code = "payload_too_large"
-    default_detail = "The request body is too large."
+    default_detail = gettext_lazy("The request body is too large.")
 
 
 class LimitedJSONParser(BaseParser):
@@ -101,12 +124,14 @@ class LimitedJSONParser(BaseParser):
         limit = settings.TONGITS_MAX_BODY_BYTES
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
+            raise PayloadTooLarge(TOO_LARGE % {"limit": limit})
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise ParseError(clip(f"JSON parse error - {exc}")) from None
+            raise ParseError(clip(_("JSON parse error - %(error)s") % {"error": exc})) from None
         max_depth = settings.TONGITS_MAX_JSON_DEPTH
         if depth(data, max_depth) > max_depth:
-            raise ParseError(f"JSON parse error - nested deeper than {max_depth} levels.")
+            raise ParseError(
+                _("JSON parse error - nested deeper than %(depth)s levels.") % {"depth": max_depth}
+            )
         return data

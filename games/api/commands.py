@@ -14,6 +14,8 @@ import re
 from typing import Any
 
 from django.core.validators import RegexValidator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 from rest_framework.utils.serializer_helpers import BindingDict
@@ -56,7 +58,7 @@ class CardInputField(StrictCharField):
         kwargs.setdefault("help_text", CARD_HELP)
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
-        self.validators.append(RegexValidator(CARD_INPUT_PATTERN, "Not a card code."))
+        self.validators.append(RegexValidator(CARD_INPUT_PATTERN, gettext_lazy("Not a card code.")))
 
 
 def _type_field(command_type: str) -> serializers.Field:
@@ -145,8 +147,8 @@ class CommandField(serializers.Field):
     """A command object, checked against its type's schema (400 ``invalid`` when it is not)."""
 
     default_error_messages = {
-        "not_an_object": "A command is a JSON object.",
-        "type": "Give a command type: one of {types}.",
+        "not_an_object": gettext_lazy("A command is a JSON object."),
+        "type": gettext_lazy("Give a command type: one of {types}."),
     }
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
@@ -166,7 +168,10 @@ class CommandField(serializers.Field):
         unknown = sorted(set(data) - set(command.fields))
         if unknown:  # a misspelt field is a malformed request, never silently ignored
             names = ", ".join(repr(str(name)[:20]) for name in unknown[:5])
-            raise serializers.ValidationError(f"Unknown fields for {data['type']}: {names}.")
+            raise serializers.ValidationError(
+                _("Unknown fields for %(type)s: %(names)s.")
+                % {"type": data["type"], "names": names}
+            )
         # The rules core reads the command as sent, with the checked fields in their types.
         return {**data, **command.validated_data}
 

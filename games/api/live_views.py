@@ -22,6 +22,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
+from django.utils.translation import gettext_lazy
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -33,6 +34,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from core import error_texts
 from core.api_errors import ErrorSerializer, error_responses
 from games import selectors
 from games.api.serializers import EventFeedSerializer, EventsQuerySerializer
@@ -83,6 +85,12 @@ class JsonOnly(BaseContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
+INVALID_TICKET = gettext_lazy(
+    "Invalid stream ticket: unknown, already used, expired or for another stream."
+)
+error_texts.register("invalid_ticket", INVALID_TICKET)
+
+
 class StreamTicketAuthentication(BaseAuthentication):
     """``?ticket=`` from POST .../stream-ticket: once only, within 60 s, for that stream only."""
 
@@ -93,10 +101,7 @@ class StreamTicketAuthentication(BaseAuthentication):
         game_id = (getattr(request, "parser_context", None) or {}).get("kwargs", {}).get("game_id")
         user = feed.use_ticket(ticket, game_id) if ticket else None
         if user is None or not user.is_active:
-            raise exceptions.AuthenticationFailed(
-                "Invalid stream ticket: unknown, already used, expired or for another stream.",
-                code="invalid_ticket",
-            )
+            raise exceptions.AuthenticationFailed(INVALID_TICKET, code="invalid_ticket")
         return user, None
 
 

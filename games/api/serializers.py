@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -81,7 +83,9 @@ class RuleOptionsSerializer(serializers.Serializer):
 class RulesField(serializers.Field):
     """A preset name or an object of options; the service checks the values."""
 
-    default_error_messages = {"type": "Give a preset name or an object of rule options."}
+    default_error_messages = {
+        "type": gettext_lazy("Give a preset name or an object of rule options.")
+    }
 
     def to_internal_value(self, data):
         if isinstance(data, str):
@@ -91,7 +95,9 @@ class RulesField(serializers.Field):
             options.is_valid(raise_exception=True)
             unknown = sorted(set(data) - set(options.fields))
             if unknown:
-                raise serializers.ValidationError(f"Unknown rule options: {', '.join(unknown)}.")
+                raise serializers.ValidationError(
+                    _("Unknown rule options: %(names)s.") % {"names": ", ".join(unknown)}
+                )
             return dict(options.validated_data)
         self.fail("type")
 

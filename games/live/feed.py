@@ -18,6 +18,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core.errors import Invalid
 from games import presenters as present
@@ -33,7 +35,9 @@ TICKET_SECONDS = 60
 
 class BadResumePoint(Invalid):
     code = "invalid_last_event_id"
-    detail = "Last-Event-ID (or after) must be a whole number from 0 to the game's version."
+    detail = gettext_lazy(
+        "Last-Event-ID (or after) must be a whole number from 0 to the game's version."
+    )
 
 
 def server_time() -> str:
@@ -63,7 +67,7 @@ def parse_resume_point(value: str | None) -> int | None:
         return None
     text = value.strip()
     if not text.isascii() or not text.isdigit() or len(text) > 10:
-        raise BadResumePoint(f"{value[:40]!r} is not a whole number.")
+        raise BadResumePoint(_("%(value)s is not a whole number.") % {"value": repr(value[:40])})
     return int(text)
 
 
@@ -74,7 +78,8 @@ def open_game_stream(*, game_id: uuid.UUID | str, user: Any, after: int) -> Open
     version = found.state.version  # a delayed spectator's: behind the game
     if after > version:
         raise BadResumePoint(
-            f"Event {after} does not exist yet: the game is at version {version}.",
+            _("Event %(after)s does not exist yet: the game is at version %(version)s.")
+            % {"after": after, "version": version},
             extra={"version": version},
         )
     return OpenedStream(

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.conf import settings
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -83,14 +84,14 @@ class PushKeysSerializer(serializers.Serializer):
             ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), raw)
         except ValueError:
             raise serializers.ValidationError(
-                "Not a P-256 public key (base64url of 65 bytes)."
+                _("Not a P-256 public key (base64url of 65 bytes).")
             ) from None
         return value
 
     def validate_auth(self, value: str) -> str:
         raw = _b64url_bytes(value)
         if raw is None or len(raw) != 16:
-            raise serializers.ValidationError("Not an auth secret (base64url of 16 bytes).")
+            raise serializers.ValidationError(_("Not an auth secret (base64url of 16 bytes)."))
         return value
 
 
@@ -116,7 +117,7 @@ class DeviceInputSerializer(serializers.Serializer):
         if allowed:  # the operator's list: only these hosts, http too (a stand-in of its own)
             listed = any(host == h or (h.startswith(".") and host.endswith(h)) for h in allowed)
             if not listed or parts.scheme not in ("https", "http"):
-                raise serializers.ValidationError("Not a push service this server accepts.")
+                raise serializers.ValidationError(_("Not a push service this server accepts."))
             return value
         try:
             literal = bool(host) and ipaddress.ip_address(host) is not None
@@ -136,7 +137,7 @@ class DeviceInputSerializer(serializers.Serializer):
             or parts.username is not None
             or parts.password is not None
         ):
-            raise serializers.ValidationError("Not the https URL of a push service.")
+            raise serializers.ValidationError(_("Not the https URL of a push service."))
         return value
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -145,18 +146,20 @@ class DeviceInputSerializer(serializers.Serializer):
         if kind == Device.Kind.WEBPUSH:
             for name in ("endpoint", "keys"):
                 if name not in data:
-                    problems[name] = ['Required for kind "webpush".']
+                    problems[name] = [_('Required for kind "webpush".')]
             if "token" in data:
-                problems["token"] = ['Not for kind "webpush": give endpoint and keys.']
+                problems["token"] = [_('Not for kind "webpush": give endpoint and keys.')]
         else:
             token = data.get("token")
             if token is None:
-                problems["token"] = [f'Required for kind "{kind}".']
+                problems["token"] = [_('Required for kind "%(kind)s".') % {"kind": kind}]
             elif not (_APNS_TOKEN if kind == Device.Kind.APNS else _TOKEN).fullmatch(token):
-                problems["token"] = [f"Not a {kind} token."]
+                problems["token"] = [_("Not a %(kind)s token.") % {"kind": kind}]
             for name in ("endpoint", "keys"):
                 if name in data:
-                    problems[name] = [f'Only for kind "webpush", not "{kind}".']
+                    problems[name] = [
+                        _('Only for kind "webpush", not "%(kind)s".') % {"kind": kind}
+                    ]
         if problems:
             raise serializers.ValidationError(problems)
         if kind == Device.Kind.WEBPUSH:

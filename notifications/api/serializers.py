@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from core.api_fields import QuerySerializer, StrictBooleanField
@@ -18,6 +19,13 @@ class NotificationSerializer(serializers.Serializer):
     )
     created_at = serializers.DateTimeField(help_text="When its cause was committed.")
     read = serializers.BooleanField()
+    title = serializers.CharField(
+        help_text="A short title to show, in the answer's language (as a push of it says)."
+    )
+    body = serializers.CharField(
+        help_text="One sentence to show, in the answer's language: ids, flags and usernames "
+        "only, never a card or an amount."
+    )
 
 
 class NotificationPageSerializer(serializers.Serializer):
@@ -44,7 +52,7 @@ class MarkReadInputSerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         if attrs.get("all") == ("ids" in attrs):
-            raise serializers.ValidationError({"ids": ["Give ids, or all: true (not both)."]})
+            raise serializers.ValidationError({"ids": [_("Give ids, or all: true (not both).")]})
         return attrs
 
 

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from core.api_errors import error_responses
 from core.api_pagination import cursor_page
-from notifications import inbox
+from notifications import inbox, push
 from notifications.api.serializers import (
     MarkReadInputSerializer,
     MarkReadOutputSerializer,
@@ -36,10 +36,9 @@ class NotificationsApi(APIView):
         query = NotificationQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         rows = inbox.of(request.user, unread=query.validated_data.get("unread", False))
-        body = {
-            **cursor_page(rows, request, self, inbox.as_dict),
-            "unread": inbox.unread_count(request.user),
-        }
+        page = cursor_page(rows, request, self, inbox.as_dict)
+        push.with_texts(page["results"])  # in the request's language
+        body = {**page, "unread": inbox.unread_count(request.user)}
         return Response(NotificationPageSerializer(body).data)
 
 
