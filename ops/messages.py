@@ -128,6 +128,7 @@ def extract() -> None:
             )
             catalog.update(pot, no_fuzzy_matching=True)
             catalog.obsolete.clear()
+            catalog.fuzzy = False  # the header: the catalog is the project's, not a draft
             _write(path, catalog)
 
 
