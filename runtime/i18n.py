@@ -28,6 +28,8 @@ def from_header(accept_language: str) -> str:
     for code, _quality in parse_accept_lang_header(accept_language[:255]):
         if code == "*":
             break
+        if code.partition("-")[0] == "tl":  # Tagalog: what Filipino phones often say
+            code = "fil"
         try:
             return translation.get_supported_language_variant(code)
         except LookupError:
