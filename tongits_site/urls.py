@@ -5,6 +5,7 @@
 /admin/        Django admin
 /healthz       health check (200 {"status": "ok"} when the database answers), outside /api/
 /              the browser table (web/): one page, a client of /api/v1/
+/i18n/<lang>.json  the texts of its JavaScript in one language (the djangojs catalog)
 """
 
 from django.contrib import admin
@@ -33,6 +34,7 @@ urlpatterns = [
     re_path(r"^api/", api_errors.api_not_found),
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
+    path("i18n/<str:language>.json", web_views.catalog, name="web-catalog"),
     path("", web_views.index, name="web-index"),
 ]
 

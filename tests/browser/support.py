@@ -117,6 +117,33 @@ def register(page: Any, prefix: str) -> str:
     return username
 
 
+def play_as_guest(page: Any) -> str:
+    """Guest play from the log-in page (this browser context's own device key; the page is
+    opened first unless it shows already): the account's username once the lobby shows."""
+    button = page.get_by_test_id("play-as-guest")
+    if not button.is_visible():
+        page.goto("/")
+    button.click()
+    page.get_by_test_id("quick-play").wait_for()
+    return page.evaluate("localStorage.getItem('tongits.username')")
+
+
+def switch_language(page: Any, code: str) -> None:
+    """The top bar's language switch: wait until the page speaks ``code`` and is drawn again."""
+    page.get_by_test_id("language-switch").select_option(code)
+    page.wait_for_function(
+        "code => document.documentElement.lang === code && "
+        "document.querySelector('[data-testid=language-switch]')?.value === code",
+        arg=code,
+    )
+    drawn(page)
+
+
+def drawn(page: Any) -> None:
+    """Wait until the client has drawn the screen (#app is no longer aria-busy)."""
+    page.locator("#app:not([aria-busy])").wait_for(state="attached")
+
+
 def page_token(page: Any) -> str:
     return page.evaluate("localStorage.getItem('tongits.token')")
 

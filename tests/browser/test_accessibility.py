@@ -8,6 +8,10 @@
 2. On that phone every visible interactive element (links, buttons, form fields, the cards of
    the hand) is at least 40x40 CSS px.
 
+3. Both again on the screens of phone-style sign-in and languages: the log-in page, the
+   profile page (with a refused display name beside its field) and the live table, each in
+   English and in Arabic (right to left), at both sizes.
+
 Both fail, never skip, when Chromium or axe-core is missing. Each walks every screen first and
 then fails once, listing everything found.
 """
@@ -29,7 +33,15 @@ from tests.browser.a11y import (
     require_axe,
     small_tap_targets,
 )
-from tests.browser.support import Watch, full_event_log, page_token, register
+from tests.browser.support import (
+    Watch,
+    drawn,
+    full_event_log,
+    page_token,
+    play_as_guest,
+    register,
+    switch_language,
+)
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -182,3 +194,67 @@ def test_every_tap_target_on_a_phone_is_at_least_40_px(watch: Watch) -> None:
     planted = small_tap_targets(page, "control")
     assert len(planted) == 1 and '"x"' in planted[0], planted
     watch.check_clean()
+
+
+def test_log_in_profile_and_table_pass_in_english_and_arabic_at_desktop_and_phone(
+    watch: Watch,
+) -> None:
+    """axe-core at both sizes and the phone's tap targets on the log-in page, the profile page
+    and the table, each in English and in Arabic (the page right to left)."""
+    require_axe()
+    page = watch.open("languages", **DESKTOP)
+    found: list[Violation] = []
+    small: list[str] = []
+    screens: list[str] = []
+
+    def check(screen: str) -> None:
+        drawn(page)
+        language = page.evaluate("document.documentElement.lang")
+        direction = page.evaluate("document.documentElement.dir")
+        assert direction == ("rtl" if language == "ar" else "ltr"), (screen, language, direction)
+        for name, size in (("desktop", DESKTOP), ("phone", PHONE)):
+            page.set_viewport_size(size)
+            label = f"{screen} in {language} @ {name} {size['width']}px"
+            found.extend(axe_violations(page, label))
+            shot(page, label)
+            if name == "phone":
+                small.extend(small_tap_targets(page, label))
+        page.set_viewport_size(DESKTOP)
+        screens.append(f"{screen} in {language}")
+
+    page.goto("/")
+    page.get_by_test_id("play-as-guest").wait_for()
+    check("log-in")
+    switch_language(page, "ar")
+    check("log-in")
+
+    play_as_guest(page)
+    page.get_by_test_id("profile-link").click()
+    page.get_by_test_id("profile-form").wait_for()
+    page.get_by_test_id("display-name").fill("bad\u202ename")  # refused: shown by the field
+    page.get_by_test_id("save-profile").click()
+    page.get_by_test_id("display-name-error").wait_for()
+    check("profile, a display name refused")
+    switch_language(page, "en")
+    page.get_by_test_id("profile-form").wait_for()
+    check("profile")
+
+    page.get_by_role("link", name="Tongits").click()
+    page.get_by_test_id("quick-play").click()
+    page.locator('[data-testid="turn-indicator"].my-turn').wait_for(timeout=MATCH_MS)
+    page.locator('[data-testid="legal-command"]:not([disabled])').first.wait_for()
+    check("table")
+    switch_language(page, "ar")
+    page.locator('[data-testid="turn-indicator"].my-turn').wait_for(timeout=MATCH_MS)
+    page.locator('[data-testid="legal-command"]:not([disabled])').first.wait_for()
+    check("table")
+
+    assert len(screens) == 6, screens
+    for violation in found:
+        print(violation.describe())
+    print(f"axe: {len(screens)} screens x 2 sizes, {len(found)} violations of any impact")
+    report = blocking_report(found)
+    assert not report, f"axe-core: serious or critical violations\n{report}"
+    listed = "\n".join(small)
+    assert not small, f"tap targets under {MIN_TAP}x{MIN_TAP} px on a 390 px phone:\n{listed}"
+    watch.check_clean(allow=("status of 400",))

@@ -1,13 +1,17 @@
 // The public API and its streams, as any client uses them (README "API", docs/live.md).
 // Defensive by design: unknown fields in answers are ignored, never required.
 
+import { language, t } from "./i18n.js";
+
 const BASE = "/api/v1";
 const TOKEN_KEY = "tongits.token";
 const USER_KEY = "tongits.username";
+const DEVICE_KEY = "tongits.device_key";
 
 export class ApiError extends Error {
   constructor(status, body) {
-    const detail = (body && (body.detail || body.code)) || `HTTP ${status}`;
+    const detail = (body && (body.detail || body.code)) ||
+      t("The server answered HTTP {status}.", { status });
     super(typeof detail === "string" ? detail : JSON.stringify(detail));
     this.status = status;
     this.code = (body && body.code) || "";
@@ -29,6 +33,21 @@ export function clearSession() {
   localStorage.removeItem(USER_KEY);
 }
 
+/**
+ * This browser's secret for guest play (POST /auth/device): 32 random bytes as base64url, made
+ * once and kept, so that a guest is the same account on this browser every time.
+ */
+export function deviceKey() {
+  let key = localStorage.getItem(DEVICE_KEY);
+  if (!key || !/^[A-Za-z0-9_-]{32,128}$/.test(key)) {
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    key = btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    localStorage.setItem(DEVICE_KEY, key);
+  }
+  return key;
+}
+
 function newKey() {
   if (globalThis.crypto && crypto.randomUUID) return crypto.randomUUID();
   return `${Date.now()}-${Math.random().toString(16).slice(2)}`;
@@ -36,7 +55,8 @@ function newKey() {
 
 /** One JSON request; resolves to the parsed body, rejects with an ApiError on 4xx/5xx. */
 export async function call(method, path, body, extraHeaders = {}) {
-  const headers = { Accept: "application/json", ...extraHeaders };
+  // Answers (error details among them) in the page's language when the account has none.
+  const headers = { Accept: "application/json", "Accept-Language": language(), ...extraHeaders };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const { token } = session();
   if (token) headers.Authorization = `Token ${token}`;
@@ -62,11 +82,19 @@ export const api = {
   register: (username, password, email) =>
     call("POST", "/auth/register", { username, password, email: email || "" }),
   login: (username, password) => call("POST", "/auth/token", { username, password }),
+  deviceSignIn: (key) => call("POST", "/auth/device", { device_key: key, device: "browser" }),
   logout: () => call("POST", "/auth/logout"),
   requestReset: (email) => call("POST", "/auth/password-reset", { email }),
   confirmReset: (uid, token, newPassword) =>
     call("POST", "/auth/password-reset/confirm", { uid, token, new_password: newPassword }),
   me: () => call("GET", "/me"),
+  // Profile: display_name, avatar, country, language (null or "" resets one).
+  updateMe: (fields) => call("PATCH", "/me", fields),
+  avatars: () => call("GET", "/avatars"),
+  logins: () => call("GET", "/me/logins"),
+  addPassword: (username, password) =>
+    call("POST", "/me/logins", { method: "password", username, password }),
+  removeLogin: (method) => call("DELETE", `/me/logins/${encodeURIComponent(method)}`),
   myGames: () => call("GET", "/me/games"),
   openTables: () => call("GET", "/tables?status=waiting"),
   watchTables: () => call("GET", "/tables?watch=1"),

@@ -2,16 +2,26 @@
 // the form go to the `actions` of chat.js; nothing here changes the state.
 
 import { clear, h } from "./dom.js";
+import { formatNumber, t } from "./i18n.js";
+import { avatarImage, shownName } from "./people.js";
 
-const REASONS = [["abuse", "Abuse"], ["spam", "Spam"], ["cheating", "Cheating"], ["other", "Other"]];
+const REASONS = [
+  ["abuse", () => t("Abuse")],
+  ["spam", () => t("Spam")],
+  ["cheating", () => t("Cheating")],
+  ["other", () => t("Other")],
+];
+
+const counted = (length, maxLength) => t("{count} of {max}", { count: formatNumber(length),
+  max: formatNumber(maxLength) });
 
 export function buildChat(maxLength) {
   const text = h("input", { id: "chat-text", name: "text", maxlength: maxLength,
     autocomplete: "off", "data-testid": "chat-text", "aria-describedby": "chat-count" });
-  const count = h("span", { id: "chat-count", class: "chat-count" }, `0 of ${maxLength}`);
-  const send = h("button", { type: "submit", "data-testid": "chat-send" }, "Send");
+  const count = h("span", { id: "chat-count", class: "chat-count" }, counted(0, maxLength));
+  const send = h("button", { type: "submit", "data-testid": "chat-send" }, t("Send"));
   const form = h("form", { class: "chat-form", hidden: true },
-    h("label", { for: "chat-text" }, "Message"), h("div", { class: "chat-row" }, text, send),
+    h("label", { for: "chat-text" }, t("Message")), h("div", { class: "chat-row" }, text, send),
     count);
   const parts = {
     text, count, send, form, maxLength,
@@ -21,25 +31,25 @@ export function buildChat(maxLength) {
     empty: h("p", { class: "chat-empty" }, "…"),
   };
   // A live log, focusable: a keyboard scrolls it once it outgrows its box.
-  parts.log = h("div", { class: "chat-log", role: "log", "aria-label": "Chat messages",
+  parts.log = h("div", { class: "chat-log", role: "log", "aria-label": t("Chat messages"),
     "data-testid": "chat-log", tabindex: "0" }, parts.empty, parts.list);
   text.addEventListener("input", () => {
-    count.textContent = `${text.value.length} of ${maxLength}`;
+    count.textContent = counted(text.value.length, maxLength);
   });
   parts.el = h("section", { class: "chat-box", "aria-labelledby": "chat-title",
     "data-testid": "chat" },
-  h("h2", { id: "chat-title" }, "Table chat"), parts.note, parts.log, parts.muted, form);
+  h("h2", { id: "chat-title" }, t("Table chat")), parts.note, parts.log, parts.muted, form);
   return parts;
 }
 
 /** The form: shown when the reader may write; sends through actions.send. */
 export function renderChatForm(parts, state, actions) {
   parts.form.hidden = !state.writes;
-  parts.note.textContent = !state.loaded ? "Loading the chat…" :
-    state.closed ? "This table's chat is closed." :
-    state.writes === "spectators" ? "The spectators' chat: the players do not see it." :
-      state.writes ? "" : state.channels.length ? "You may read this chat, not write in it." :
-        "This table has no chat for spectators.";
+  parts.note.textContent = !state.loaded ? t("Loading the chat…") :
+    state.closed ? t("This table's chat is closed.") :
+    state.writes === "spectators" ? t("The spectators' chat: the players do not see it.") :
+      state.writes ? "" : state.channels.length ? t("You may read this chat, not write in it.") :
+        t("This table has no chat for spectators.");
   parts.send.disabled = state.sending;
   if (!parts.form.dataset.bound) {
     parts.form.dataset.bound = "true";
@@ -47,7 +57,7 @@ export function renderChatForm(parts, state, actions) {
       event.preventDefault();
       if (await actions.send(parts.text.value)) {
         parts.text.value = "";
-        parts.count.textContent = `0 of ${parts.maxLength}`;
+        parts.count.textContent = counted(0, parts.maxLength);
       }
     });
   }
@@ -55,23 +65,24 @@ export function renderChatForm(parts, state, actions) {
 
 function messageControls(message, state, actions) {
   if (message.username === state.me) return null;
+  const name = shownName(message);
   if (state.reported.has(message.id)) {
-    return h("span", { class: "chat-reported", "data-testid": "chat-reported" }, "Reported");
+    return h("span", { class: "chat-reported", "data-testid": "chat-reported" }, t("Reported"));
   }
   if (state.reporting === message.id) {
     return h("span", { class: "chat-controls", role: "group",
-      "aria-label": `Report ${message.username}'s message: why?` },
+      "aria-label": t("Report {name}'s message: why?", { name }) },
     REASONS.map(([reason, label]) => h("button", { type: "button", class: "link",
       "data-testid": "chat-report-reason", "data-reason": reason,
-      onclick: () => actions.report(message, reason) }, label)),
-    h("button", { type: "button", class: "link", onclick: actions.cancelReport }, "Cancel"));
+      onclick: () => actions.report(message, reason) }, label())),
+    h("button", { type: "button", class: "link", onclick: actions.cancelReport }, t("Cancel")));
   }
   return h("span", { class: "chat-controls" },
     h("button", { type: "button", class: "link", "data-testid": "chat-mute",
-      onclick: () => actions.mute(message) }, `Mute ${message.username}`),
+      onclick: () => actions.mute(message) }, t("Mute {name}", { name })),
     h("button", { type: "button", class: "link", "data-testid": "chat-report",
-      "aria-label": `Report ${message.username}'s message`,
-      onclick: () => actions.askReport(message) }, "Report"));
+      "aria-label": t("Report {name}'s message", { name }),
+      onclick: () => actions.askReport(message) }, t("Report")));
 }
 
 /** Who this reader mutes, each with an Unmute button. */
@@ -80,11 +91,12 @@ function renderMuted(parts, state, actions) {
   clear(parts.muted);
   parts.muted.hidden = names.length === 0;
   if (!names.length) return;
-  parts.muted.append("Muted: ");
+  parts.muted.append(t("Muted:"), " ");
   names.forEach((name, i) => {
     if (i) parts.muted.append(" ");
     parts.muted.append(h("button", { type: "button", class: "link", "data-testid": "chat-unmute",
-      "data-username": name, onclick: () => actions.unmute(name) }, `Unmute ${name}`));
+      "data-username": name, onclick: () => actions.unmute(name) },
+    t("Unmute {name}", { name: state.names.get(name) || name })));
   });
 }
 
@@ -98,12 +110,19 @@ export function renderChat(parts, state, actions) {
   clear(parts.list);
   const list = [...state.messages.values()].sort((a, b) => a.id - b.id);
   parts.empty.hidden = list.length > 0;
-  parts.empty.textContent = state.loaded ? "No message yet." : "…";
+  parts.empty.textContent = state.loaded ? t("No message yet.") : "…";
   for (const m of list) {
+    const mine = m.username === state.me;
     parts.list.append(h("li", { "data-testid": "chat-message", "data-id": m.id,
       "data-username": m.username, "data-channel": m.channel },
-    h("span", { class: "chat-text" }, h("strong", {}, m.username === state.me ? "You" :
-      m.username), `: ${m.text ?? "(deleted)"}`),
+    avatarImage(m),
+    h("span", { class: "chat-text" },
+      h("strong", { title: mine ? null : m.username }, h("bdi", {}, mine ? t("You") :
+        shownName(m))),
+      !mine && m.display_name && m.display_name !== m.username ?
+        [" ", h("small", { class: "person-username" }, h("bdi", {}, m.username))] : null,
+      ": ", m.text === null || m.text === undefined ? t("(deleted)") :
+        h("bdi", {}, m.text)),
     messageControls(m, state, actions)));
   }
   log.scrollTop = log.scrollHeight;

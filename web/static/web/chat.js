@@ -6,6 +6,8 @@
 
 import { api, ApiError, session } from "./api.js";
 import { say } from "./dom.js";
+import { t } from "./i18n.js";
+import { shownName } from "./people.js";
 import { buildChat, renderChat, renderChatForm } from "./chat-view.js";
 
 export const MAX_LENGTH = 200; // TONGITS_CHAT_MAX_LENGTH
@@ -21,6 +23,7 @@ export function startChat(id, ctx) {
     writes: null, // the channel we may write in (null: none)
     channels: [],
     muted: new Set(), // the usernames this reader mutes (GET /me/mutes, and from this page)
+    names: new Map(), // username -> the display name their messages carried
     reporting: null, // the message whose report reasons are shown
     reported: new Set(),
     sending: false,
@@ -34,7 +37,9 @@ export function startChat(id, ctx) {
 
   function add(items) {
     for (const m of items || []) {
-      if (!m || typeof m.id !== "number" || state.muted.has(m.username) || m.hidden) continue;
+      if (!m || typeof m.id !== "number") continue;
+      if (m.username && m.display_name) state.names.set(m.username, m.display_name);
+      if (state.muted.has(m.username) || m.hidden) continue;
       state.messages.set(m.id, m);
       state.lastId = Math.max(state.lastId, m.id);
     }
@@ -105,7 +110,8 @@ export function startChat(id, ctx) {
       for (const [key, m] of state.messages) {
         if (m.username === message.username) state.messages.delete(key);
       }
-      say(`${message.username} is muted: their messages no longer reach you.`);
+      say(t("{name} is muted: their messages no longer reach you.",
+        { name: shownName(message) }));
       draw();
     },
     async unmute(username) {
@@ -118,7 +124,8 @@ export function startChat(id, ctx) {
       state.muted.delete(username);
       state.lastId = 0; // the server withheld their messages: read the chat again from the start
       await load().catch((err) => ctx.handleError(err));
-      say(`${username} is unmuted: their messages reach you again.`);
+      say(t("{name} is unmuted: their messages reach you again.",
+        { name: state.names.get(username) || username }));
     },
     askReport(message) {
       state.reporting = message.id;
@@ -139,7 +146,8 @@ export function startChat(id, ctx) {
       }
       state.reporting = null;
       state.reported.add(message.id);
-      say(`Reported ${message.username}'s message: the moderators will look at it.`);
+      say(t("Reported {name}'s message: the moderators will look at it.",
+        { name: shownName(message) }));
       draw();
     },
   };

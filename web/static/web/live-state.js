@@ -5,6 +5,7 @@
 // what the renderers show, so that the drawing code only reads.
 
 import { cardList, cardListName, cardName, cardShort, sortHand } from "./cards.js";
+import { formatNumber, t } from "./i18n.js";
 
 /** A new table's state: nothing received yet. */
 export function createState(id) {
@@ -77,13 +78,40 @@ export function isFinished(state) {
   return Boolean(payload) && (payload.status === "finished" || payload.view.phase === "match_over");
 }
 
+/** A seat's entry in the payload ({seat, kind, username, display_name, avatar, level}). */
+export function seatEntry(state, seat) {
+  const payload = state.payload;
+  return (payload && (payload.seats || []).find((s) => s.seat === seat)) || null;
+}
+
+/** A seat in words: "You", a person's display name, "Bot 2 (easy)", else "Seat 2". */
 export function seatName(state, seat) {
   const payload = state.payload;
-  if (payload && seat === payload.seat) return "You";
-  const entry = payload && (payload.seats || []).find((s) => s.seat === seat);
-  if (!entry) return `Seat ${seat + 1}`;
-  if (entry.kind === "bot") return `Bot ${seat + 1} (${entry.level || "bot"})`;
-  return entry.username || `Seat ${seat + 1}`;
+  if (payload && seat === payload.seat) return t("You");
+  return seatLabel(seatEntry(state, seat), seat);
+}
+
+/** A seat of a table or a game in words, without knowing whose page it is. */
+export function seatLabel(entry, seat) {
+  const number = formatNumber(Number(seat ?? (entry && entry.seat) ?? 0) + 1);
+  if (!entry) return t("Seat {n}", { n: number });
+  if (entry.kind === "bot") {
+    return t("Bot {n} ({level})", { n: number, level: botLevel(entry.level) });
+  }
+  return entry.display_name || entry.username || t("Seat {n}", { n: number });
+}
+
+/** A bot level's name (easy, normal, hard; one the client does not know as sent). */
+export function botLevel(level) {
+  switch (level) {
+    // Translators: a bot's level of play.
+    case "easy": return t("easy");
+    // Translators: a bot's level of play.
+    case "normal": return t("normal");
+    // Translators: a bot's level of play.
+    case "hard": return t("hard");
+    default: return String(level || t("bot"));
+  }
 }
 
 /** Whole seconds left on the turn by the server's clock; null when no turn is timed. */
@@ -100,18 +128,22 @@ export function turnText(state) {
   const view = payload.view;
   const me = payload.seat;
   if (view.phase === "match_over" || payload.status === "finished") {
-    return view.match_winner !== null && view.match_winner !== undefined
-      ? `Match over: ${seatName(state, view.match_winner)} won` : "Match over";
+    if (view.match_winner === null || view.match_winner === undefined) return t("Match over");
+    return view.match_winner === me ? t("Match over: you won") :
+      t("Match over: {name} won", { name: seatName(state, view.match_winner) });
   }
   if (view.phase === "round_over" || view.phase === "dealing") {
-    return "Round over: the next deal comes soon";
+    return t("Round over: the next deal comes soon");
   }
   if (view.phase === "draw_call" && view.draw_call) {
-    return `${seatName(state, view.draw_call.caller)} called Draw: ${
-      view.turn === me ? "your answer" : `${seatName(state, view.turn)} answers`}`;
+    const caller = seatName(state, view.draw_call.caller);
+    return view.turn === me ? t("{caller} called Draw: your answer", { caller }) :
+      t("{caller} called Draw: {name} answers", { caller, name: seatName(state, view.turn) });
   }
-  if (view.turn === me) return "Your turn";
-  if (view.turn !== null && view.turn !== undefined) return `${seatName(state, view.turn)}'s turn`;
+  if (view.turn === me) return t("Your turn");
+  if (view.turn !== null && view.turn !== undefined) {
+    return t("{name}'s turn", { name: seatName(state, view.turn) });
+  }
   return view.phase || "";
 }
 
@@ -120,30 +152,52 @@ export function isMyTurn(state) {
   return payload.view.turn === payload.seat && payload.status === "active";
 }
 
+/** Why a round ended, in words (a reason the client does not know is shown as sent). */
+export function roundReason(reason) {
+  switch (reason) {
+    // Translators: why a round ended: a player went out with no card left (Tongits).
+    case "tongits": return t("Tongits");
+    // Translators: why a round ended: the stock ran out.
+    case "stock_out": return t("the stock ran out");
+    // Translators: why a round ended: a Draw was called and settled.
+    case "draw": return t("Draw");
+    // Translators: why a round ended: the round reached its most turns.
+    case "turn_cap": return t("the turn limit was reached");
+    default: return String(reason || "?");
+  }
+}
+
 export function describeEvent(state, item) {
   const d = item.data || {};
   const name = (seat) => seatName(state, seat);
   const who = d.seat !== undefined && d.seat !== null ? name(d.seat) : "";
+  const round = formatNumber(d.round ?? 0);
   switch (item.type) {
-    case "game_started": return "Match started";
-    case "round_started": return `Round ${d.round} dealt (dealer: ${name(d.dealer)})`;
-    case "drew": return `${who} drew${d.card ? ` ${cardShort(d.card)}` : " from the stock"}`;
-    case "took_discard": return `${who} took ${cardShort(d.card)} from the discard pile`;
-    case "melded": return d.cards ? `${who} melded ${cardList(d.cards)}` :
-      `${who} melded a secret set`;
-    case "laid_off": return `${who} laid off ${cardShort(d.card)} on meld #${d.meld_id}`;
-    case "discarded": return `${who} discarded ${cardShort(d.card)}`;
-    case "draw_called": return `${who} called Draw`;
-    case "challenged": return `${who} challenged`;
-    case "folded": return `${who} folded`;
-    case "turn_timed_out": return `${who}: time ran out`;
+    case "game_started": return t("Match started");
+    case "round_started": return t("Round {round} dealt (dealer: {dealer})",
+      { round, dealer: name(d.dealer) });
+    case "drew": return d.card ? t("{name} drew {card}", { name: who, card: cardShort(d.card) }) :
+      t("{name} drew from the stock", { name: who });
+    case "took_discard": return t("{name} took {card} from the discard pile",
+      { name: who, card: cardShort(d.card) });
+    case "melded": return d.cards ? t("{name} melded {cards}", { name: who,
+      cards: cardList(d.cards) }) : t("{name} melded a secret set", { name: who });
+    case "laid_off": return t("{name} laid off {card} on meld #{meld}",
+      { name: who, card: cardShort(d.card), meld: d.meld_id });
+    case "discarded": return t("{name} discarded {card}", { name: who, card: cardShort(d.card) });
+    case "draw_called": return t("{name} called Draw", { name: who });
+    case "challenged": return t("{name} challenged", { name: who });
+    case "folded": return t("{name} folded", { name: who });
+    case "turn_timed_out": return t("{name}: time ran out", { name: who });
     case "round_ended":
-      return `Round ${d.round} over: ${d.winner === null || d.winner === undefined ? "no winner" :
-        `${name(d.winner)} won`} (${d.reason || "?"})`;
-    case "match_ended": return `Match over: ${name(d.winner)} won`;
-    case "resigned": return `${who} resigned`;
-    case "aborted": return "The match was aborted";
-    case "client_seed_set": return `${who} added a seed to the next shuffle`;
+      return d.winner === null || d.winner === undefined ?
+        t("Round {round} over: no winner ({reason})", { round, reason: roundReason(d.reason) }) :
+        t("Round {round} over: {name} won ({reason})", { round, name: name(d.winner),
+          reason: roundReason(d.reason) });
+    case "match_ended": return t("Match over: {name} won", { name: name(d.winner) });
+    case "resigned": return t("{name} resigned", { name: who });
+    case "aborted": return t("The match was aborted");
+    case "client_seed_set": return t("{name} added a seed to the next shuffle", { name: who });
     default: return item.type;
   }
 }
@@ -187,34 +241,47 @@ export function moves(state) {
 export function describeCommand(state, command) {
   const pile = (state.payload.view && state.payload.view.discard_pile) || [];
   const top = pile[pile.length - 1];
-  const named = (label, words) => [label, words ? `${label}: ${words}` : label];
+  const cards = command.cards ? cardList(command.cards) : "";
+  const cardNames = command.cards ? cardListName(command.cards) : "";
+  const meld = command.meld_id;
+  // Translators: each pair is a move's button and its name to screen readers; the name starts
+  // with the button's words, so that a voice-control user can say what they see.
   switch (command.type) {
     case "draw":
-      return named("Draw from the stock");
+      return [t("Draw from the stock"), t("Draw from the stock")];
     case "take_discard":
-      if (command.meld_id !== undefined && !command.cards) {
-        return named(`Take ${cardShort(top)} onto meld #${command.meld_id}`,
-          `the ${cardName(top)} onto meld ${command.meld_id}`);
+      if (meld !== undefined && !command.cards) {
+        return [t("Take {card} onto meld #{meld}", { card: cardShort(top), meld }),
+          t("Take {card} onto meld #{meld}: the {name} onto meld {meld}",
+            { card: cardShort(top), meld, name: cardName(top) })];
       }
-      return named(`Take ${top ? cardShort(top) : "the discard"} with ${cardList(command.cards)}`,
-        `the ${top ? cardName(top) : "discard"}, to meld with ${cardListName(command.cards)}`);
+      if (!top) {
+        return [t("Take the discard with {cards}", { cards }),
+          t("Take the discard with {cards}: to meld with {names}", { cards, names: cardNames })];
+      }
+      return [t("Take {card} with {cards}", { card: cardShort(top), cards }),
+        t("Take {card} with {cards}: the {name}, to meld with {names}",
+          { card: cardShort(top), cards, name: cardName(top), names: cardNames })];
     case "meld":
-      return command.hidden
-        ? named(`Secret set ${cardList(command.cards)}`,
-          `${cardListName(command.cards)}, melded face down`)
-        : named(`Meld ${cardList(command.cards)}`, cardListName(command.cards));
+      return command.hidden ?
+        [t("Secret set {cards}", { cards }),
+          t("Secret set {cards}: {names}, melded face down", { cards, names: cardNames })] :
+        [t("Meld {cards}", { cards }), t("Meld {cards}: {names}", { cards, names: cardNames })];
     case "lay_off":
-      return named(`Lay off ${cardShort(command.card)} on #${command.meld_id}`,
-        `the ${cardName(command.card)} on meld ${command.meld_id}`);
+      return [t("Lay off {card} on #{meld}", { card: cardShort(command.card), meld }),
+        t("Lay off {card} on #{meld}: the {name} on meld {meld}",
+          { card: cardShort(command.card), meld, name: cardName(command.card) })];
     case "discard":
-      return named(`Discard ${cardShort(command.card)}`, `the ${cardName(command.card)}`);
+      return [t("Discard {card}", { card: cardShort(command.card) }),
+        t("Discard {card}: the {name}", { card: cardShort(command.card),
+          name: cardName(command.card) })];
     case "call_draw":
-      return ["Call Draw", "Call Draw (fight)"];
+      return [t("Call Draw"), t("Call Draw (fight)")];
     case "challenge":
-      return ["Challenge", "Challenge the Draw"];
+      return [t("Challenge"), t("Challenge the Draw")];
     case "fold":
-      return ["Fold", "Fold: do not challenge"];
+      return [t("Fold"), t("Fold: do not challenge")];
     default:
-      return named(command.type, JSON.stringify(command));
+      return [command.type, `${command.type}: ${JSON.stringify(command)}`];
   }
 }

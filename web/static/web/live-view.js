@@ -5,10 +5,12 @@
 import { cardElement, cardLabel, cardList, cardListName, cardName, cardShort, isRed, sortHand }
   from "./cards.js";
 import { clear, h } from "./dom.js";
+import { formatNumber, t, tn } from "./i18n.js";
 import {
-  describeCommand, describeEvent, isActive, isFinished, isMyTurn, moves, seatName, secondsLeft,
-  turnText,
+  describeCommand, describeEvent, isActive, isFinished, isMyTurn, moves, roundReason, seatEntry,
+  seatName, secondsLeft, turnText,
 } from "./live-state.js";
+import { person } from "./people.js";
 import { chips } from "./wallet.js";
 
 const SEATS = [0, 1, 2];
@@ -16,18 +18,19 @@ const SEATS = [0, 1, 2];
 /** The table's elements, empty until the first payload; `screen` goes into the page. */
 export function buildTable(id) {
   const parts = {
-    title: h("h1", { class: "table-title" }, "The table"),
+    title: h("h1", { class: "table-title" }, t("The table")),
     turn: h("div", { class: "turn", "data-testid": "turn-indicator", role: "status",
       "aria-live": "polite" }),
     countdown: h("span", { class: "countdown", "data-testid": "countdown" }),
-    opponents: h("section", { class: "opponents", "aria-label": "Opponents" }),
-    centre: h("section", { class: "centre", "aria-label": "Stock and discard pile" }),
-    melds: h("section", { class: "melds", "aria-label": "Melds on the table" }),
-    hand: h("div", { class: "hand", role: "group", "aria-label": "Your hand" }),
+    opponents: h("section", { class: "opponents", "aria-label": t("Opponents") }),
+    centre: h("section", { class: "centre", "aria-label": t("Stock and discard pile") }),
+    melds: h("section", { class: "melds", "aria-label": t("Melds on the table") }),
+    hand: h("div", { class: "hand", role: "group", "aria-label": t("Your hand"),
+      "data-testid": "hand" }),
     handInfo: h("p", { class: "hand-info" }),
-    commands: h("div", { class: "commands", role: "group", "aria-label": "Your moves" }),
-    leave: h("div", { class: "leave", role: "group", "aria-label": "Leave the match" }),
-    lastRound: h("section", { class: "last-round", "aria-label": "Last round" }),
+    commands: h("div", { class: "commands", role: "group", "aria-label": t("Your moves") }),
+    leave: h("div", { class: "leave", role: "group", "aria-label": t("Leave the match") }),
+    lastRound: h("section", { class: "last-round", "aria-label": t("Last round") }),
     result: h("section", { class: "result" }),
     // A match played for chips: what the settlement paid, once the worker has settled it.
     settlement: h("div", { class: "settlement", "data-testid": "settlement",
@@ -37,16 +40,16 @@ export function buildTable(id) {
     // A reader without a seat: what they watch, and how far behind.
     watching: h("p", { class: "watching", "data-testid": "spectator-banner", hidden: true }),
     // Focusable, so that a keyboard can scroll the log once it outgrows its box.
-    log: h("ol", { class: "log", "data-testid": "event-log", "aria-label": "Event log",
+    log: h("ol", { class: "log", "data-testid": "event-log", "aria-label": t("Event log"),
       tabindex: "0" }),
   };
-  parts.mine = h("section", { class: "mine", "aria-label": "You" },
-    h("h2", {}, "Your hand"), parts.handInfo, parts.hand,
-    h("h2", {}, "Moves"), parts.commands, parts.leave);
+  parts.mine = h("section", { class: "mine", "aria-label": t("You") },
+    h("h2", {}, t("Your hand")), parts.handInfo, parts.hand,
+    h("h2", {}, t("Moves")), parts.commands, parts.leave);
   // The event log and the table chat (chat.js puts its panel in).
   parts.side = h("div", { class: "side" },
     h("details", { class: "log-box", open: true },
-      h("summary", {}, "Event log"), parts.log));
+      h("summary", {}, t("Event log")), parts.log));
   parts.screen = h("div", { class: "table", "data-testid": "table", "data-game": id },
     h("div", { class: "turnbar" }, parts.title, parts.turn, parts.countdown),
     parts.watching,
@@ -90,11 +93,13 @@ export function renderWatching(parts, state) {
   parts.screen.dataset.spectator = on ? "true" : "false";
   parts.mine.hidden = on;
   parts.watching.hidden = !on;
-  parts.opponents.setAttribute("aria-label", on ? "Players" : "Opponents");
+  parts.opponents.setAttribute("aria-label", on ? t("Players") : t("Opponents"));
   if (!on) return;
   const delay = (state.table && state.table.spectator_delay) || 0;
-  parts.watching.textContent = `You are watching: read-only, no hand shown${
-    delay && isActive(state) ? `, ${delay} events behind the players` : ""}.`;
+  parts.watching.textContent = delay && isActive(state) ?
+    tn("You are watching: read-only, no hand shown, {n} event behind the players.",
+      "You are watching: read-only, no hand shown, {n} events behind the players.", delay) :
+    t("You are watching: read-only, no hand shown.");
 }
 
 export function renderCountdown(el, state) {
@@ -103,18 +108,28 @@ export function renderCountdown(el, state) {
     el.textContent = "";
     return;
   }
-  el.textContent = `${left} s left`;
+  el.textContent = tn("{n} s left", "{n} s left", left);
   el.classList.toggle("urgent", left <= 5);
 }
 
 export function renderTurn(parts, state) {
   const view = state.payload.view;
   parts.title.textContent = view.round !== null && view.round !== undefined
-    ? `Round ${view.round}` : "The table";
+    ? t("Round {round}", { round: formatNumber(view.round) }) : t("The table");
   parts.turn.textContent = turnText(state);
   parts.turn.dataset.turn = view.turn ?? "";
   parts.turn.classList.toggle("my-turn", isMyTurn(state));
   renderCountdown(parts.countdown, state);
+}
+
+/** A seat as a heading or a table cell shows it: a person's avatar and names, else words. */
+export function seatPerson(state, seat) {
+  const entry = seatEntry(state, seat);
+  const mine = seat === state.payload.seat;
+  if (entry && entry.kind !== "bot" && (entry.username || entry.display_name)) {
+    return person(entry, mine ? t("You") : null);
+  }
+  return seatName(state, seat);
 }
 
 /** Opponents: cards in hand, opened, rounds won, chips; their hands once revealed. */
@@ -124,15 +139,18 @@ export function renderOpponents(el, state) {
   for (const seat of SEATS) {
     if (seat === state.payload.seat) continue;
     const count = (view.hand_counts || [])[seat];
+    const cards = count === null || count === undefined ? t("? cards") :
+      tn("{n} card", "{n} cards", count);
     el.append(h("div", { class: `opponent${view.turn === seat ? " active" : ""}`,
       "data-testid": "opponent", "data-seat": seat },
-    h("h2", {}, seatName(state, seat)),
-    h("p", {}, h("span", { "data-testid": "opponent-count" }, `${count ?? "?"} cards`),
-      (view.opened || [])[seat] ? " · opened" : ""),
-    h("p", {}, `Rounds won ${(view.round_wins || [])[seat] ?? 0} · chips ${
-      (view.chips || [])[seat] ?? 0}`),
+    h("h2", {}, seatPerson(state, seat)),
+    h("p", {}, h("span", { "data-testid": "opponent-count" }, cards),
+      (view.opened || [])[seat] ? [" · ", t("opened")] : ""),
+    h("p", {}, t("Rounds won {wins} · chips {chips}", {
+      wins: formatNumber((view.round_wins || [])[seat] ?? 0),
+      chips: formatNumber((view.chips || [])[seat] ?? 0) })),
     view.hands && view.hands[seat] ? h("div", { class: "cards", role: "group",
-      "aria-label": `${seatName(state, seat)}'s hand` },
+      "aria-label": t("{name}'s hand", { name: seatName(state, seat) }) },
     view.hands[seat].map((c) => cardElement(c, "small"))) : null,
     ));
   }
@@ -142,33 +160,38 @@ export function renderCentre(el, state) {
   const view = state.payload.view;
   const pile = view.discard_pile || [];
   const top = pile[pile.length - 1];
+  const stock = view.stock_count;
   clear(el).append(
     h("div", { class: "stock", "data-testid": "stock-count" },
-      h("span", { class: "card back", "aria-hidden": "true" }, "🂠"),
-      ` Stock: ${view.stock_count ?? "?"} cards`),
+      h("span", { class: "card back", "aria-hidden": "true" }, "🂠"), " ",
+      stock === null || stock === undefined ? t("Stock: ? cards") :
+        tn("Stock: {n} card", "Stock: {n} cards", stock)),
     h("div", { class: "discard", "data-testid": "discard-pile" },
-      top ? cardElement(top) : h("span", { class: "card empty" }, "—"),
-      ` Discard pile: ${pile.length} card${pile.length === 1 ? "" : "s"}`,
-      top ? h("span", { class: "sr-only" }, `, top: ${cardName(top)}`) : null),
+      top ? cardElement(top) : h("span", { class: "card empty" }, "—"), " ",
+      tn("Discard pile: {n} card", "Discard pile: {n} cards", pile.length),
+      top ? h("span", { class: "sr-only" }, " ", t("The top card: {card}.",
+        { card: cardName(top) })) : null),
   );
 }
 
 /** Melds by owner; each meld one image to a screen reader, its cards in its name. */
 export function renderMelds(el, state) {
   const all = state.payload.view.melds || [];
-  clear(el).append(h("h2", {}, "Melds"));
-  if (!all.length) el.append(h("p", {}, "None yet."));
+  clear(el).append(h("h2", {}, t("Melds")));
+  if (!all.length) el.append(h("p", {}, t("None yet.")));
   for (const seat of SEATS) {
     const own = all.filter((m) => m.owner === seat);
     if (!own.length) continue;
     el.append(h("div", { class: "meld-row", "data-seat": seat },
-      h("span", { class: "owner" }, `${seatName(state, seat)}: `),
+      h("span", { class: "owner" }, seatPerson(state, seat)), " ",
       own.map((m) => h("span", { class: "meld", "data-meld": m.meld_id, role: "img",
-        "aria-label": m.cards ? `Meld ${m.meld_id}: ${cardListName(m.cards)}` :
-          `Meld ${m.meld_id}: a secret set of ${m.size} cards` },
+        "aria-label": m.cards ?
+          t("Meld {meld}: {cards}", { meld: m.meld_id, cards: cardListName(m.cards) }) :
+          tn("Meld {meld}: a secret set of {n} card", "Meld {meld}: a secret set of {n} cards",
+            m.size, { meld: m.meld_id }) },
       h("span", { class: "meld-id", "aria-hidden": "true" }, `#${m.meld_id}`),
       m.cards ? m.cards.map((c) => cardElement(c, "small")) :
-        h("span", { class: "card back small" }, `secret ×${m.size}`)))));
+        h("span", { class: "card back small" }, t("secret ×{n}", { n: m.size }))))));
   }
 }
 
@@ -177,8 +200,9 @@ export function renderHand(parts, state, actions) {
   const view = state.payload.view;
   const cards = sortHand(view.hand || []);
   const seat = state.payload.seat;
-  parts.handInfo.textContent = seat === null || seat === undefined ? "You are watching." :
-    `${cards.length} cards · deadwood ${view.deadwood ?? "?"}`;
+  parts.handInfo.textContent = seat === null || seat === undefined ? t("You are watching.") :
+    tn("{n} card · deadwood {deadwood}", "{n} cards · deadwood {deadwood}", cards.length,
+      { deadwood: view.deadwood ?? "?" });
   parts.handInfo.dataset.testid = "deadwood";
   clear(parts.hand);
   for (const card of cards) {
@@ -200,16 +224,16 @@ export function renderCommands(el, state, actions) {
   clear(el);
   const { legal, chosen, shown } = moves(state);
   if (!legal.length) {
-    el.append(h("p", {}, isActive(state) ? "Nothing to do: wait for your turn." :
-      "The match is over."));
+    el.append(h("p", {}, isActive(state) ? t("Nothing to do: wait for your turn.") :
+      t("The match is over.")));
     return;
   }
   if (chosen.length) {
     el.append(h("p", {},
-      `Selected: ${cardList(chosen)}. `,
+      t("Selected: {cards}.", { cards: cardList(chosen) }), " ",
       h("button", { type: "button", class: "link", "data-testid": "clear-selection",
-        onclick: actions.clearSelection }, "Clear selection")));
-    if (!shown.length) el.append(h("p", {}, "No move uses all the selected cards."));
+        onclick: actions.clearSelection }, t("Clear selection"))));
+    if (!shown.length) el.append(h("p", {}, t("No move uses all the selected cards.")));
   }
   for (const command of shown) {
     const [label, name] = describeCommand(state, command);
@@ -231,15 +255,15 @@ export function renderLeave(el, state, actions) {
   if (!isActive(state) || state.resigned || watching(state)) return;
   if (!state.confirmResign) {
     el.append(h("button", { type: "button", class: "link", "data-testid": "resign",
-      onclick: actions.askResign }, "Resign this match"));
+      onclick: actions.askResign }, t("Resign this match")));
     return;
   }
   el.append(
-    h("p", {}, "Resign? The server plays your seat to the end, and you are placed last. "),
+    h("p", {}, t("Resign? The server plays your seat to the end, and you are placed last.")),
     h("button", { type: "button", "data-testid": "resign-confirm", onclick: actions.resign },
-      "Yes, resign"),
+      t("Yes, resign")),
     h("button", { type: "button", class: "link", onclick: actions.keepPlaying },
-      "Keep playing"),
+      t("Keep playing")),
   );
 }
 
@@ -247,18 +271,24 @@ export function renderLastRound(el, state) {
   const last = state.payload.view.last_round;
   clear(el);
   if (!last) return;
+  const reason = roundReason(last.reason);
+  const deadwood = (s) => {
+    const points = (last.deadwood || [])[s];
+    const text = points === null || points === undefined ? "?" : formatNumber(points);
+    return (last.burned || [])[s] ? t("{points} (burned)", { points: text }) : text;
+  };
   el.append(
-    h("h2", {}, `Last round (${last.round ?? "?"})`),
+    h("h2", {}, t("Last round ({round})", { round: last.round ?? "?" })),
     h("p", { "data-testid": "last-round" },
-      last.winner === null || last.winner === undefined ? "No winner" :
-        `${seatName(state, last.winner)} won`, ` (${last.reason || "?"}).`),
+      last.winner === null || last.winner === undefined ? t("No winner ({reason}).", { reason }) :
+        t("{name} won ({reason}).", { name: seatName(state, last.winner), reason })),
     h("table", {},
-      h("thead", {}, h("tr", {}, h("th", {}, "Player"), h("th", {}, "Deadwood"),
-        h("th", {}, "Payout"))),
+      h("thead", {}, h("tr", {}, h("th", {}, t("Player")), h("th", {}, t("Deadwood")),
+        h("th", {}, t("Payout")))),
       h("tbody", {}, SEATS.map((s) => h("tr", {},
-        h("td", {}, seatName(state, s)),
-        h("td", {}, `${(last.deadwood || [])[s] ?? "?"}${(last.burned || [])[s] ? " (burned)" : ""}`),
-        h("td", {}, `${(last.payouts || [])[s] ?? 0}`))))),
+        h("td", {}, seatPerson(state, s)),
+        h("td", {}, deadwood(s)),
+        h("td", {}, formatNumber((last.payouts || [])[s] ?? 0)))))),
   );
 }
 
@@ -271,27 +301,28 @@ export function renderResult(parts, state) {
   if (!isFinished(state)) return;
   result.append(h("div", { class: "panel result-box", "data-testid": "match-result",
     "data-winner": view.match_winner ?? "" },
-  h("h2", {}, view.match_winner === payload.seat ? "You won the match!" :
-    `${seatName(state, view.match_winner)} won the match`),
+  h("h2", {}, view.match_winner === payload.seat ? t("You won the match!") :
+    t("{name} won the match", { name: seatName(state, view.match_winner) })),
   h("table", {},
-    h("thead", {}, h("tr", {}, h("th", {}, "Player"), h("th", {}, "Rounds won"),
-      h("th", {}, "Chips"))),
+    h("thead", {}, h("tr", {}, h("th", {}, t("Player")), h("th", {}, t("Rounds won")),
+      h("th", {}, t("Chips")))),
     h("tbody", {}, SEATS.map((s) => h("tr", {},
-      h("td", {}, seatName(state, s)),
-      h("td", {}, `${(view.round_wins || [])[s] ?? 0}`),
-      h("td", {}, `${(view.chips || [])[s] ?? 0}`))))),
+      h("td", {}, seatPerson(state, s)),
+      h("td", {}, formatNumber((view.round_wins || [])[s] ?? 0)),
+      h("td", {}, formatNumber((view.chips || [])[s] ?? 0)))))),
   payload.settled === undefined ? null :
-    h("p", {}, payload.settled ? "Result recorded." : "Recording the result…"),
+    h("p", {}, payload.settled ? t("Result recorded.") : t("Recording the result…")),
   view.buy_in ? settlement : null,
   watching(state) ? null : parts.rematch,
   h("p", { class: "buttons" },
     h("a", { href: `#/replay/${state.id}?at=1`, class: "button", "data-testid": "open-replay" },
-      "Replay"),
+      t("Replay")),
     h("a", { href: `#/audit/${state.id}`, class: "button", "data-testid": "open-audit" },
-      "Audit"),
-    h("a", { href: "#/lobby", class: "button" }, "Lobby"))));
+      t("Audit")),
+    h("a", { href: "#/lobby", class: "button" }, t("Lobby")))));
   if (view.buy_in && !settlement.textContent) {
-    settlement.textContent = `Settling the table stakes (${chips(view.buy_in)} a seat)…`;
+    settlement.textContent = t("Settling the table stakes ({chips} a seat)…",
+      { chips: chips(view.buy_in) });
   }
 }
 
@@ -299,14 +330,20 @@ export function renderResult(parts, state) {
 export function renderSettlement(el, state) {
   const paid = state.settlement;
   const got = paid.paid[state.payload.seat];
+  const signed = (n) => formatNumber(n, { signDisplay: "exceptZero" });
+  const back = chips(paid.buy_in + got);
   clear(el).append(
-    h("h3", {}, "Table stakes"),
-    h("p", {}, `Buy-in ${chips(paid.buy_in)} a seat. ${got >= 0 ? "You won" : "You lost"} ${
-      chips(Math.abs(got))}: ${chips(paid.buy_in + got)} back to your wallet.`),
-    paid.capped ? h("p", {}, "A loser owed more than their buy-in: the winners shared " +
-      "what it held, in proportion to what they were owed.") : null,
-    h("ul", { class: "plain" }, paid.paid.map((p, s) => h("li", {}, `${seatName(state, s)}: ${
-      p > 0 ? "+" : ""}${p} (the rules said ${paid.owed[s] > 0 ? "+" : ""}${paid.owed[s]})`))));
+    h("h3", {}, t("Table stakes")),
+    h("p", {}, got >= 0 ?
+      t("Buy-in {buy_in} a seat. You won {chips}: {back} back to your wallet.",
+        { buy_in: chips(paid.buy_in), chips: chips(got), back }) :
+      t("Buy-in {buy_in} a seat. You lost {chips}: {back} back to your wallet.",
+        { buy_in: chips(paid.buy_in), chips: chips(-got), back })),
+    paid.capped ? h("p", {}, t("A loser owed more than their buy-in: the winners shared " +
+      "what it held, in proportion to what they were owed.")) : null,
+    h("ul", { class: "plain" }, paid.paid.map((p, s) => h("li", {},
+      t("{name}: {paid} (the rules said {owed})", { name: seatName(state, s), paid: signed(p),
+        owed: signed(paid.owed[s]) })))));
   el.dataset.settled = "true";
   el.dataset.paid = String(got);
 }

@@ -5,6 +5,7 @@
 
 import { api, ApiError, followMe, session } from "./api.js";
 import { say } from "./dom.js";
+import { t } from "./i18n.js";
 import { renderRematch } from "./rematch-view.js";
 
 // Refusals that only mean the page is behind: show the proposal as it is now instead.
@@ -29,7 +30,7 @@ export function startRematch(el, id, ctx) {
     if (rematch.status === "started" && rematch.next_game_id && (live || wasOpen)) {
       stopped = true;
       notices.close();
-      say("The rematch starts: to the new table.");
+      say(t("The rematch starts: to the new table."));
       ctx.go(`#/table/${rematch.next_game_id}`);
       return;
     }

@@ -3,13 +3,16 @@
 
 import { api, ApiError, followGame, followMe, session } from "./api.js";
 import { clear, h, say } from "./dom.js";
+import { formatNumber, t } from "./i18n.js";
 import {
-  addEvents, applyCommandAnswer, applyPayload, clearSelection, createState, isFinished, toggleCard,
+  addEvents, applyCommandAnswer, applyPayload, clearSelection, createState, isFinished, seatLabel,
+  toggleCard,
 } from "./live-state.js";
 import {
   appendEvents, buildTable, renderAll, renderCommands, renderCountdown, renderLeave,
   renderSettlement,
 } from "./live-view.js";
+import { person } from "./people.js";
 import { chips } from "./wallet.js";
 import { startChat } from "./chat.js";
 import { startRematch } from "./rematch.js";
@@ -25,17 +28,22 @@ export async function tableScreen(root, route, ctx) {
 
 // ------------------------------------------------------------------ waiting room
 
-function seatLabel(seat) {
-  if (!seat) return "?";
-  if (seat.kind === "bot") return `bot (${seat.level || "?"})`;
-  if (seat.username) return seat.username;
-  return seat.kind === "open" ? "open seat" : seat.kind || "?";
+/** A waiting room's seat: the person (avatar and names), a bot's level, or an open seat. */
+function seatLine(seat) {
+  const number = formatNumber(Number(seat.seat ?? 0) + 1);
+  const pending = seat.invitation === "pending";
+  if (seat.username || seat.display_name) {
+    return [t("Seat {n}:", { n: number }), " ", person(seat),
+      pending ? [" ", t("(invited, not yet accepted)")] : null];
+  }
+  if (seat.kind === "open") return t("Seat {n}: open seat", { n: number });
+  return t("Seat {n}: {who}", { n: number, who: seatLabel(seat, seat.seat) });
 }
 
 function waitingRoom(root, id, first, ctx) {
   const { username } = session();
   const box = h("section", { class: "panel", "aria-labelledby": "waiting-title" });
-  root.append(h("h1", { id: "waiting-title" }, "Waiting for players"), box);
+  root.append(h("h1", { id: "waiting-title" }, t("Waiting for players")), box);
   let timer = null;
   let stopped = false;
 
@@ -46,8 +54,9 @@ function waitingRoom(root, id, first, ctx) {
     } catch (err) {
       if (err instanceof ApiError && err.code === "insufficient_chips" && err.body.seat != null) {
         const seat = ((current && current.seats) || []).find((s) => s.seat === err.body.seat);
-        say(`${seatLabel(seat)} (seat ${err.body.seat + 1}) cannot cover the buy-in of ${
-          chips(current.buy_in)}: nothing was taken from anyone.`, true);
+        say(t("{name} (seat {n}) cannot cover the buy-in of {chips}: nothing was taken from " +
+          "anyone.", { name: seat ? seatLabel(seat, seat.seat) : "?",
+          n: formatNumber(err.body.seat + 1), chips: chips(current.buy_in) }), true);
       } else ctx.handleError(err);
     }
   };
@@ -63,28 +72,30 @@ function waitingRoom(root, id, first, ctx) {
     const pending = seats.some((s) => s.invitation === "pending");
     const invited = mine && mine.invitation === "pending";
     box.append(
-      h("p", {}, "Share this page's address with your friends; they can also join from the lobby."),
-      table.buy_in ? h("p", { "data-testid": "table-buy-in" }, `Buy-in: ${chips(table.buy_in)} a ` +
-        "seat, moved into the table's escrow at the start; the most anyone can lose.") : null,
+      h("p", {}, t("Share this page's address with your friends; they can also join from the " +
+        "lobby.")),
+      table.buy_in ? h("p", { "data-testid": "table-buy-in" }, t("Buy-in: {chips} a seat, " +
+        "moved into the table's escrow at the start; the most anyone can lose.",
+      { chips: chips(table.buy_in) })) : null,
       h("ol", { class: "plain", "data-testid": "waiting-seats" },
-        seats.map((s) => h("li", {}, `Seat ${Number(s.seat ?? 0) + 1}: ${seatLabel(s)}${
-          s.invitation === "pending" ? " (invited, not yet accepted)" : ""}`))),
+        seats.map((s) => h("li", { "data-seat": s.seat }, seatLine(s)))),
       h("div", { class: "buttons" },
         !mine && hasOpen ? h("button", { type: "button", "data-testid": "join-table",
-          onclick: act(() => api.join(id)) }, "Take the open seat") : null,
+          onclick: act(() => api.join(id)) }, t("Take the open seat")) : null,
         invited ? h("button", { type: "button", "data-testid": "accept-invitation",
-          onclick: act(() => api.answerInvitation(id, "accept")) }, "Accept the invitation") : null,
+          onclick: act(() => api.answerInvitation(id, "accept")) }, t("Accept the invitation")) :
+          null,
         invited ? h("button", { type: "button", "data-testid": "decline-invitation",
           onclick: act(async () => {
             await api.answerInvitation(id, "decline");
             ctx.go("#/lobby");
-          }) }, "Decline") : null,
+          }) }, t("Decline")) : null,
         mine && !hasOpen && !pending ? h("button", { type: "button", "data-testid": "start-table",
-          onclick: act(() => api.start(id)) }, "Start the match") : null,
+          onclick: act(() => api.start(id)) }, t("Start the match")) : null,
         mine && !invited ? h("button", { type: "button", onclick: act(async () => {
           await api.leave(id);
           ctx.go("#/lobby");
-        }) }, "Leave") : null,
+        }) }, t("Leave")) : null,
       ),
     );
   }
@@ -108,7 +119,7 @@ function waitingRoom(root, id, first, ctx) {
         await refresh();
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
-          say("This table was closed.");
+          say(t("This table was closed."));
           stopped = true;
           return;
         }
@@ -202,7 +213,7 @@ function liveTable(root, id, table, ctx) {
       state.resigned = true;
       takeEvents(body.events);
       takePayload(body.game);
-      say("You resigned: the server plays your seat to the end.");
+      say(t("You resigned: the server plays your seat to the end."));
     } catch (err) {
       if (err instanceof ApiError && err.code === "already_resigned") state.resigned = true;
       else ctx.handleError(err);
@@ -222,7 +233,7 @@ function liveTable(root, id, table, ctx) {
     } catch (err) {
       state.busy = false;
       if (err instanceof ApiError && err.code === "stale_version") {
-        say("The table moved on: here is where it is now.");
+        say(t("The table moved on: here is where it is now."));
         takePayload(await api.game(id));
       } else {
         ctx.handleError(err);

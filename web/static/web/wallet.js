@@ -3,25 +3,25 @@
 
 import { api, ApiError } from "./api.js";
 import { clear, h, say } from "./dom.js";
+import { formatDateTime, formatNumber, t, tn } from "./i18n.js";
 
 const CAUSES = {
-  signup_grant: "Sign-up grant",
-  daily_bonus: "Daily bonus",
-  buy_in: "Buy-in (into the table's escrow)",
-  payout: "Match settled",
-  refund: "Refund (match aborted)",
-  adjustment: "Adjustment",
-  account_deleted: "Account deleted",
+  signup_grant: () => t("Sign-up grant"),
+  daily_bonus: () => t("Daily bonus"),
+  buy_in: () => t("Buy-in (into the table's escrow)"),
+  payout: () => t("Match settled"),
+  refund: () => t("Refund (match aborted)"),
+  adjustment: () => t("Adjustment"),
+  account_deleted: () => t("Account deleted"),
 };
 
-const number = new Intl.NumberFormat("en");
-
+/** "1,000 chips", "1 chip", in the page's language. */
 export function chips(n) {
-  return `${number.format(n)} chip${n === 1 || n === -1 ? "" : "s"}`;
+  return tn("{count} chip", "{count} chips", Math.abs(n), { count: formatNumber(n) });
 }
 
 function signed(n) {
-  return `${n > 0 ? "+" : ""}${number.format(n)}`;
+  return formatNumber(n, { signDisplay: "exceptZero" });
 }
 
 /** The header's balance: a link to the wallet page, refreshed on every screen and settlement. */
@@ -33,8 +33,8 @@ export async function refreshBalance() {
     el.textContent = chips(wallet.balance);
     el.dataset.balance = wallet.balance;
     el.dataset.available = wallet.available;
-    el.setAttribute("aria-label", `Your chips: ${chips(wallet.balance)} (${
-      number.format(wallet.in_play)} in play). Open your wallet`);
+    el.setAttribute("aria-label", t("Your chips: {chips} ({in_play} in play). Open your wallet",
+      { chips: chips(wallet.balance), in_play: formatNumber(wallet.in_play) }));
     return wallet;
   } catch {
     return null; // the screen itself reports a failed session
@@ -46,8 +46,8 @@ export function bonusButton(wallet, onClaimed) {
   const bonus = (wallet && wallet.daily_bonus) || {};
   if (!bonus.amount) return null;
   if (!bonus.available) {
-    return h("p", { "data-testid": "daily-bonus-claimed" }, `Daily bonus claimed; the next one from ${
-      new Date(bonus.next_at).toLocaleString()}.`);
+    return h("p", { "data-testid": "daily-bonus-claimed" },
+      t("Daily bonus claimed; the next one from {when}.", { when: formatDateTime(bonus.next_at) }));
   }
   return h("button", {
     type: "button",
@@ -55,32 +55,36 @@ export function bonusButton(wallet, onClaimed) {
     onclick: async () => {
       try {
         const body = await api.claimDaily();
-        say(`Daily bonus: ${signed(body.entry.amount)} chips.`);
+        say(tn("Daily bonus: {amount} chip.", "Daily bonus: {amount} chips.",
+          Math.abs(body.entry.amount), { amount: signed(body.entry.amount) }));
         await refreshBalance();
         if (onClaimed) onClaimed(body.wallet);
       } catch (err) {
         if (err instanceof ApiError && err.code === "already_claimed") {
-          say(`Already claimed today: the next bonus from ${
-            new Date(err.body.next_at).toLocaleString()}.`, true);
+          say(t("Already claimed today: the next bonus from {when}.",
+            { when: formatDateTime(err.body.next_at) }), true);
         } else say(err.message, true);
       }
     },
-  }, `Claim the daily bonus (${chips(bonus.amount)})`);
+  }, t("Claim the daily bonus ({chips})", { chips: chips(bonus.amount) }));
 }
 
 function entryRow(entry) {
-  let what = CAUSES[entry.cause] || entry.cause;
+  let what = CAUSES[entry.cause] ? CAUSES[entry.cause]() : entry.cause;
   const result = entry.match_result;
   if (entry.cause === "payout" && typeof result === "number") {
-    what += result ? ` (you ${result > 0 ? "won" : "lost"} ${chips(Math.abs(result))})` : " (even)";
+    what = result > 0 ? t("Match settled (you won {chips})", { chips: chips(result) }) :
+      result < 0 ? t("Match settled (you lost {chips})", { chips: chips(-result) }) :
+        t("Match settled (even)");
   }
   return h("tr", { "data-testid": "wallet-entry", "data-cause": entry.cause,
     "data-amount": entry.amount },
-  h("td", {}, new Date(entry.created_at).toLocaleString()),
-  h("td", {}, entry.reason ? `${what}: ${entry.reason}` : what),
+  h("td", {}, formatDateTime(entry.created_at)),
+  h("td", {}, entry.reason ? t("{what}: {reason}", { what, reason: entry.reason }) : what),
   h("td", { class: entry.amount < 0 ? "minus" : "plus" }, signed(entry.amount)),
-  h("td", {}, number.format(entry.balance_after)),
-  h("td", {}, entry.game_id ? h("a", { href: `#/table/${entry.game_id}` }, "the match") : ""));
+  h("td", {}, formatNumber(entry.balance_after)),
+  h("td", {}, entry.game_id ? h("a", { href: `#/table/${entry.game_id}` }, t("the match")) :
+    ""));
 }
 
 export async function walletScreen(root, route, ctx) {
@@ -88,14 +92,14 @@ export async function walletScreen(root, route, ctx) {
   const body = h("tbody", {});
   const more = h("p", {});
   const entries = h("section", { class: "panel", "aria-labelledby": "entries-title" },
-    h("h2", { id: "entries-title" }, "Entries"),
-    h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Wallet entries" },
+    h("h2", { id: "entries-title" }, t("Entries")),
+    h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": t("Wallet entries") },
       h("table", { "data-testid": "wallet-entries" },
-        h("thead", {}, h("tr", {}, h("th", {}, "When"), h("th", {}, "What"),
-          h("th", {}, "Chips"), h("th", {}, "Balance after"), h("th", {}, "Match"))),
+        h("thead", {}, h("tr", {}, h("th", {}, t("When")), h("th", {}, t("What")),
+          h("th", {}, t("Chips")), h("th", {}, t("Balance after")), h("th", {}, t("Match")))),
         body)),
     more);
-  root.append(h("h1", { id: "wallet-title" }, "Your chips"), summary, entries);
+  root.append(h("h1", { id: "wallet-title" }, t("Your chips")), summary, entries);
 
   function drawSummary(wallet) {
     const listed = h("input", { type: "checkbox", id: "wallet-listed", checked: wallet.listed,
@@ -110,11 +114,11 @@ export async function walletScreen(root, route, ctx) {
     clear(summary).append(
       h("p", { class: "big", "data-testid": "wallet-balance", "data-balance": wallet.balance },
         chips(wallet.balance)),
-      h("p", {}, `${chips(wallet.available)} available, ${chips(wallet.in_play)} in play ` +
-        "(in the escrow of matches not settled yet)."),
+      h("p", {}, t("{available} available, {in_play} in play (in the escrow of matches not " +
+        "settled yet).", { available: chips(wallet.available), in_play: chips(wallet.in_play) })),
       bonusButton(wallet, (after) => drawSummary(after)),
       h("p", {}, listed, " ", h("label", { for: "wallet-listed" },
-        "Show my chips on the leaderboard")),
+        t("Show my chips on the leaderboard"))),
     );
   }
 
@@ -124,7 +128,7 @@ export async function walletScreen(root, route, ctx) {
     clear(more);
     if (answer.next) {
       more.append(h("button", { type: "button", "data-testid": "wallet-more",
-        onclick: () => page(answer.next).catch(ctx.handleError) }, "Older entries"));
+        onclick: () => page(answer.next).catch(ctx.handleError) }, t("Older entries")));
     }
   }
 
