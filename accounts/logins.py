@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from accounts import identity, profile, selectors
-from accounts.models import PASSWORD_METHOD, Login, Session, User
+from accounts.models import PASSWORD_METHOD, Login, LoginClaim, Session, User
 from accounts.services import (
     InvalidCredentials,
     UsernameTaken,
@@ -124,6 +124,7 @@ def _sign_in(
             Login.objects.create(
                 user=user, method=method, subject=subject, email=email, label=label[:100]
             )
+            LoginClaim.objects.create(user=user, method=method, subject=subject)
             chips.open_wallet(user.pk)  # with the sign-up grant, as a registration
             session, key = session_create(user=user, device=device)
     except IntegrityError:
@@ -185,6 +186,7 @@ def _add(user: User, method: str, subject: str, *, email: str = "", label: str =
             Login.objects.create(
                 user=user, method=method, subject=subject, email=email, label=label[:100]
             )
+            LoginClaim.objects.create(user=user, method=method, subject=subject)
     except IntegrityError as exc:  # bound elsewhere at the same moment
         raise LoginInUse() from exc
     if email and not user.email:

@@ -58,6 +58,9 @@ class User(AbstractUser):
         default="",
         help_text="en, fil, es, vi, tr or ar; empty: each request's Accept-Language.",
     )
+    show_presence = models.BooleanField(
+        default=True, help_text="Friends see whether the player is online, playing or away."
+    )
 
     objects = CaseInsensitiveUserManager()
 
@@ -130,6 +133,24 @@ class Login(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} login of {self.user_id}"
+
+
+class LoginClaim(models.Model):
+    """Every identity an account ever held (append-only; gone only with the account), so that
+    two accounts that took turns with one device key or provider identity are known to be
+    linked: the matchmaker never seats them together, and fair play reads it."""
+
+    id = models.BigAutoField(primary_key=True)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="login_claims")
+    method = models.CharField(max_length=8, choices=Login.Method.choices)
+    subject = models.CharField(max_length=255)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["method", "subject"], name="accounts_claim_identity")]
+
+    def __str__(self) -> str:
+        return f"{self.method} claim of {self.user_id}"
 
 
 #: Every way into an account, as GET /me/logins names them.

@@ -7,7 +7,7 @@ hold finished matches only, so a public profile never shows a match in play.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy
 from accounts.models import (
     PASSWORD_METHOD,
     Login,
+    LoginClaim,
     MatchRecord,
     PlayerMatch,
     PlayerStats,
@@ -338,6 +339,19 @@ def login_list(*, user: User) -> list[dict[str, Any]]:
             entry["email"] = login.email
         entries.append(entry)
     return entries
+
+
+def linked_pairs(user_ids: Iterable[int]) -> set[frozenset[int]]:
+    """The pairs of these accounts that ever held one identity (a device key, an Apple or
+    Google sign-in) in turn: one person's accounts, as far as the server can tell."""
+    wanted = set(user_ids)
+    if len(wanted) < 2:
+        return set()
+    held: dict[tuple[str, str], set[int]] = {}
+    rows = LoginClaim.objects.filter(user_id__in=wanted).values_list("method", "subject", "user_id")
+    for method, subject, user_id in rows:
+        held.setdefault((method, subject), set()).add(user_id)
+    return {frozenset((a, b)) for users in held.values() for a in users for b in users if a < b}
 
 
 def account_export(*, user: User, current: Any = None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, override
 
 from accounts import projections, signals, token_cache
-from accounts.models import BOT_USERNAME_PREFIX, Login, Session, User
+from accounts.models import BOT_USERNAME_PREFIX, Login, LoginClaim, Session, User
 from chips import services as chips
 from core.errors import Invalid, NotFound, Unauthenticated
 from games import lobby, play
@@ -272,6 +272,7 @@ def account_delete(*, user: User, password: str = "", confirm: str = "") -> None
         raise WrongConfirmation()
     sessions_end_all(user=user)
     Login.objects.filter(user=user).delete()  # the same identity may sign up afresh
+    LoginClaim.objects.filter(user=user).delete()
     StreamTicket.objects.filter(user=user).delete()
     game_ids = lobby.player_departs(user=user)
     running = Game.objects.filter(pk__in=game_ids, status=Game.Status.ACTIVE)

@@ -29,6 +29,9 @@ class Kind(models.TextChoices):
     MATCH_OVER = "match_over", "a match you played ended"
     CHIPS_SETTLED = "chips_settled", "a table's chips were paid out or refunded"
     NEW_SIGN_IN = "new_sign_in", "a sign-in from a new device"
+    FRIEND_REQUEST = "friend_request", "someone asked to be your friend"
+    PARTY_INVITE = "party_invite", "a friend asked you to queue together"
+    MATCHED = "matched", "the matchmaker seated you at a table"
 
 
 class Notification(models.Model):

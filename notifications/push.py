@@ -153,6 +153,9 @@ TITLES: dict[str, Any] = {
     Kind.MATCH_OVER: gettext_lazy("Match over"),
     Kind.CHIPS_SETTLED: gettext_lazy("Chips settled"),
     Kind.NEW_SIGN_IN: gettext_lazy("New sign-in"),
+    Kind.FRIEND_REQUEST: gettext_lazy("Friend request"),
+    Kind.PARTY_INVITE: gettext_lazy("Play together"),
+    Kind.MATCHED: gettext_lazy("Table found"),
 }
 #: The bodies of each kind, by the case the notification's flags choose: whole sentences (a
 #: name or "a player" changes a sentence's grammar in some languages), with ``%(table)s`` (the
@@ -181,6 +184,15 @@ BODIES: dict[str, dict[str, Any]] = {
     },
     Kind.CHIPS_SETTLED: {"settled": gettext_lazy("The chips of table %(table)s were settled")},
     Kind.NEW_SIGN_IN: {"new_device": gettext_lazy("Your account was signed in on a new device")},
+    Kind.FRIEND_REQUEST: {
+        "by": gettext_lazy("%(player)s wants to be your friend"),
+        "anonymous": gettext_lazy("A player wants to be your friend"),
+    },
+    Kind.PARTY_INVITE: {
+        "by": gettext_lazy("%(player)s wants to play a table with you"),
+        "anonymous": gettext_lazy("A friend wants to play a table with you"),
+    },
+    Kind.MATCHED: {"started": gettext_lazy("Your match at table %(table)s has started")},
 }
 #: A kind this code does not know yet (a notification written by a newer version).
 OTHER_TITLE = gettext_lazy("Tongits")
@@ -189,6 +201,8 @@ OTHER_BODY = gettext_lazy("Something happened at table %(table)s")
 _NAMED_BY: dict[str, tuple[tuple[str, ...], str]] = {
     Kind.INVITED: (("by", "username"), "by_user_id"),
     Kind.INVITATION_ANSWERED: (("by", "username"), "user_id"),
+    Kind.FRIEND_REQUEST: (("by", "username"), "by_user_id"),
+    Kind.PARTY_INVITE: (("by", "username"), "by_user_id"),
 }
 
 
@@ -232,7 +246,7 @@ def _body_case(kind: str, data: dict[str, Any], player: str | None) -> str:
     """Which of ``BODIES[kind]`` the notification's flags choose."""
     if kind == Kind.YOUR_TURN:
         return "draw_answer" if data.get("draw_answer") is True else "turn"
-    if kind == Kind.INVITED:
+    if kind in (Kind.INVITED, Kind.FRIEND_REQUEST, Kind.PARTY_INVITE):
         return "by" if player else "anonymous"
     if kind == Kind.INVITATION_ANSWERED:
         answer = data.get("answer")

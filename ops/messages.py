@@ -37,9 +37,11 @@ PYTHON_PACKAGES = (
     "chips",
     "core",
     "games",
+    "matchmaking",
     "notifications",
     "ops",
     "runtime",
+    "social",
     "tongits_site",
     "web",
 )

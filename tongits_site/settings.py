@@ -88,6 +88,8 @@ INSTALLED_APPS = [
     "games.live",
     "notifications",
     "chat",
+    "social",
+    "matchmaking",
     "web",
     "ops",
 ]
@@ -469,7 +471,10 @@ TONGITS_STREAM_SLOTS_FILE = Path(
 TONGITS_YOUR_TURN_MIN_SECONDS = env_float("TONGITS_YOUR_TURN_MIN_SECONDS", 60.0)
 # The kinds that are also pushed to the user's devices (when no stream of theirs is open).
 TONGITS_PUSH_KINDS = frozenset(
-    env_list("TONGITS_PUSH_KINDS", "your_turn,invited,match_over,new_sign_in")
+    env_list(
+        "TONGITS_PUSH_KINDS",
+        "your_turn,invited,match_over,new_sign_in,friend_request,party_invite,matched",
+    )
 )
 # Web Push (VAPID, RFC 8292): the server's private key (base64url of the raw P-256 key, or PEM)
 # and the contact the push services may write to. No key: Web Push targets are refused (409).
