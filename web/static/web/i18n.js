@@ -88,7 +88,8 @@ export async function useLanguage(code) {
   let rule = english;
   if (next !== "en") {
     try {
-      const response = await fetch(`/i18n/${next}.json`, { headers: { Accept: "application/json" } });
+      const response = await fetch(`/i18n/${next}.json`,
+        { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const body = await response.json();
       texts = body.catalog || {};

@@ -244,43 +244,57 @@ export function describeCommand(state, command) {
   const cards = command.cards ? cardList(command.cards) : "";
   const cardNames = command.cards ? cardListName(command.cards) : "";
   const meld = command.meld_id;
-  // Translators: each pair is a move's button and its name to screen readers; the name starts
-  // with the button's words, so that a voice-control user can say what they see.
+  // Each pair: a move's button, and its name to screen readers, which starts with the button's
+  // words so that a voice-control user can say what they see.
   switch (command.type) {
     case "draw":
       return [t("Draw from the stock"), t("Draw from the stock")];
     case "take_discard":
       if (meld !== undefined && !command.cards) {
         return [t("Take {card} onto meld #{meld}", { card: cardShort(top), meld }),
+          // Translators: the button's name to screen readers; it starts with its visible words.
           t("Take {card} onto meld #{meld}: the {name} onto meld {meld}",
             { card: cardShort(top), meld, name: cardName(top) })];
       }
       if (!top) {
         return [t("Take the discard with {cards}", { cards }),
+          // Translators: the button's name to screen readers; it starts with its visible words.
           t("Take the discard with {cards}: to meld with {names}", { cards, names: cardNames })];
       }
       return [t("Take {card} with {cards}", { card: cardShort(top), cards }),
+        // Translators: the button's name to screen readers; it starts with its visible words.
         t("Take {card} with {cards}: the {name}, to meld with {names}",
           { card: cardShort(top), cards, name: cardName(top), names: cardNames })];
     case "meld":
       return command.hidden ?
         [t("Secret set {cards}", { cards }),
+          // Translators: the button's name to screen readers; it starts with its visible words.
           t("Secret set {cards}: {names}, melded face down", { cards, names: cardNames })] :
-        [t("Meld {cards}", { cards }), t("Meld {cards}: {names}", { cards, names: cardNames })];
+        [t("Meld {cards}", { cards }),
+          // Translators: the button's name to screen readers; it starts with its visible words.
+          t("Meld {cards}: {names}", { cards, names: cardNames })];
     case "lay_off":
       return [t("Lay off {card} on #{meld}", { card: cardShort(command.card), meld }),
+        // Translators: the button's name to screen readers; it starts with its visible words.
         t("Lay off {card} on #{meld}: the {name} on meld {meld}",
           { card: cardShort(command.card), meld, name: cardName(command.card) })];
     case "discard":
       return [t("Discard {card}", { card: cardShort(command.card) }),
+        // Translators: the button's name to screen readers; it starts with its visible words.
         t("Discard {card}: the {name}", { card: cardShort(command.card),
           name: cardName(command.card) })];
     case "call_draw":
-      return [t("Call Draw"), t("Call Draw (fight)")];
+      return [t("Call Draw"),
+        // Translators: the button's name to screen readers; it starts with its visible words.
+        t("Call Draw (fight)")];
     case "challenge":
-      return [t("Challenge"), t("Challenge the Draw")];
+      return [t("Challenge"),
+        // Translators: the button's name to screen readers; it starts with its visible words.
+        t("Challenge the Draw")];
     case "fold":
-      return [t("Fold"), t("Fold: do not challenge")];
+      return [t("Fold"),
+        // Translators: the button's name to screen readers; it starts with its visible words.
+        t("Fold: do not challenge")];
     default:
       return [command.type, `${command.type}: ${JSON.stringify(command)}`];
   }
