@@ -196,10 +196,10 @@ def _add(user: User, method: str, subject: str, *, email: str = "", label: str =
 
 
 @transaction.atomic
-def login_add(*, user: User, method: str, **given: Any) -> tuple[dict[str, Any], bool]:
-    """Add a way into ``user``'s account; its entry (as ``login_list`` shows it) and whether it
-    is new. ``given``: ``device_key`` (and ``device``), ``id_token`` (and ``nonce``), or
-    ``username`` and ``password``."""
+def login_add(*, user: User, method: str, **given: Any) -> tuple[list[dict[str, Any]], bool]:
+    """Add a way into ``user``'s account; every way in afterwards (as ``login_list`` shows
+    them) and whether this one is new. ``given``: ``device_key`` (and ``device``), ``id_token``
+    (and ``nonce``), or ``username`` and ``password``."""
     user = fresh(user)
     if method == Login.Method.DEVICE:
         added = _add(
@@ -213,8 +213,7 @@ def login_add(*, user: User, method: str, **given: Any) -> tuple[dict[str, Any],
         added = _add(user, method, found.subject, email=found.email)
     else:
         added = _password_add(user, username=given["username"], password=given["password"])
-    entry = next(e for e in selectors.login_list(user=user) if e["method"] == method)
-    return entry, added
+    return selectors.login_list(user=user), added
 
 
 def _password_add(user: User, *, username: str, password: str) -> bool:
@@ -262,9 +261,11 @@ def profile_update(
     avatar: Any = UNSET,
     country: Any = UNSET,
     language: Any = UNSET,
+    show_presence: Any = UNSET,
 ) -> User:
     """Change what others see of the account and the language it is spoken to in. ``None`` or
-    "" resets a field (the username shown, the avatar by id, no country, Accept-Language)."""
+    "" resets a field (the username shown, the avatar by id, no country, Accept-Language);
+    ``show_presence`` says whether friends see the account's presence."""
     with transaction.atomic():
         user = fresh(user)
         changed = []
@@ -280,6 +281,9 @@ def profile_update(
         if language is not UNSET:
             user.language = language or ""
             changed.append("language")
+        if show_presence is not UNSET:
+            user.show_presence = bool(show_presence)
+            changed.append("show_presence")
         if changed:
             user.save(update_fields=changed)
     return user

@@ -209,8 +209,9 @@ class LoginListApi(APIView):
     def post(self, request: Request) -> Response:
         data = LoginAddInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        entry, added = logins.login_add(user=request.user, **data.validated_data)
-        body = {"login": entry, "logins": selectors.login_list(user=request.user)}
+        entries, added = logins.login_add(user=request.user, **data.validated_data)
+        entry = next(e for e in entries if e["method"] == data.validated_data["method"])
+        body = {"login": entry, "logins": entries}
         code = status.HTTP_201_CREATED if added else status.HTTP_200_OK
         return Response(LoginAddedSerializer(body).data, status=code)
 
@@ -384,11 +385,12 @@ class MeApi(APIView):
 
     @extend_schema(
         operation_id="me_update",
-        summary="Change my profile: display name, avatar, country, language",
+        summary="Change my profile: display name, avatar, country, language, presence",
         description="Only the fields sent change; null or empty resets one. Others see the "
         "display name and avatar beside the username at tables, in chat, on the leaderboard "
         "and in match history. The language is the one the server answers and notifies the "
-        "account in.",
+        "account in. `show_presence: false` hides from friends whether you are online or "
+        "playing and when you were last seen.",
         tags=TAGS,
         request=ProfileInputSerializer,
         responses={200: UserOutputSerializer, **error_responses(400, 401, 415)},

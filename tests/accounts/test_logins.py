@@ -173,6 +173,7 @@ def test_a_guest_becomes_a_named_account_with_a_username_and_password(user_facto
         format="json",
     )
     assert named.status_code == 201, named.content
+    assert [e["method"] for e in named.json()["logins"]] == ["password", "device"]
     assert methods(client) == ["password", "device"]
     me_now = client.get("/api/v1/me").json()
     assert me_now["username"] == "dana" and me_now["guest"] is False and me_now["id"] == me["id"]
