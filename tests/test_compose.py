@@ -29,9 +29,11 @@ SOURCES = [
             "chips",
             "core",
             "games",
+            "matchmaking",
             "notifications",
             "ops",
             "runtime",
+            "social",
             "tongits_site",
             "web",
         )
