@@ -135,6 +135,8 @@ export async function auditScreen(root, route) {
     audit.seal_ok ? t("the server's seal") : null,
     audit.snapshot_ok ? t("the snapshot against a fold from zero") : null,
   ].filter(Boolean);
+  // Apart from the tn() below: a t() nested in another call's arguments is not extracted.
+  const noneFailed = t("no check failed");
   const rounds = audit.rounds || [];
   const hasBroken = broken !== null && broken !== undefined;
   const where = !hasBroken ? null : failure && failure.check && failure.reason ?
@@ -150,7 +152,7 @@ export async function auditScreen(root, route) {
     h("h2", {}, sound ? t("✔ Sound") : t("✘ Not sound")),
     h("p", {}, sound ?
       tn("{n} event checked: {checks}.", "{n} events checked: {checks}.", audit.version || 0,
-        { checks: checked.length ? formatList(checked) : t("no check failed") }) :
+        { checks: checked.length ? formatList(checked) : noneFailed }) :
       [where, where && failed.length ? " " : null,
         failed.length ? t("Failed: {checks}.", { checks: formatList(failed) }) : null]),
     hasBroken ? h("p", {},
