@@ -5,9 +5,9 @@
 chat is now (its newest message and hide ids), so the stream sends only what comes after (the
 history is ``GET /games/{id}/chat``). ``more(opened, position)`` after each ``wake-game`` notice
 of the table: ``chat`` frames for the new messages the reader receives (their channels, nobody
-they mute now, not hidden) and ``chat_hidden`` frames ``{"id"}`` for messages staff hid since,
-which a client removes. Chat frames carry no ``id:`` line: ``Last-Event-ID`` stays the game's
-seq. Both run in the streams' database pool.
+they mute or are kept apart from now, not hidden) and ``chat_hidden`` frames ``{"id"}`` for
+messages staff hid since, which a client removes. Chat frames carry no ``id:`` line:
+``Last-Event-ID`` stays the game's seq. Both run in the streams' database pool.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def more(opened: OpenedStream, position: Position) -> tuple[list[bytes], Positio
         .order_by("id")[:BATCH]
     )
     muted = set(selectors.muted_ids(opened.user_id).values_list("muted_id", flat=True))
+    muted |= selectors.hidden_authors(opened.user_id)
     shown = [
         m
         for m in rows

@@ -13,6 +13,7 @@ went with its author's account. A table's chat is readable (and open) from its s
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +29,20 @@ from games import selectors as games_selectors
 from games.models import Game
 
 PAGE = 100
+
+#: Apps above chat that keep people apart (blocks: ``social``) register ``hidden(user_id)`` here
+#: at start-up: the ids of the users whose messages that reader does not receive, as a mute does.
+#: Each answers for both sides of what it hides (whoever a person blocked, and whoever blocked
+#: them), so neither of two people kept apart reads the other.
+HIDDEN_AUTHORS: list[Callable[[int], set[int]]] = []
+
+
+def hidden_authors(user_id: int) -> set[int]:
+    """Whose messages ``user_id`` does not receive besides the ones they mute."""
+    found: set[int] = set()
+    for hidden in HIDDEN_AUTHORS:
+        found |= hidden(user_id)
+    return found
 
 
 @dataclass(frozen=True)
@@ -99,9 +114,13 @@ def muted_ids(user_id: int) -> QuerySet[Mute]:
 def visible(
     qs: QuerySet[Message], *, user_id: int, channels: tuple[str, ...], staff: bool
 ) -> QuerySet[Message]:
-    """The messages of ``qs`` the reader receives: their channels, nobody they mute, and (but
-    for staff) neither hidden ones nor ones whose text is gone."""
+    """The messages of ``qs`` the reader receives: their channels, nobody they mute or are kept
+    apart from (``HIDDEN_AUTHORS``), and (but for staff) neither hidden ones nor ones whose text
+    is gone."""
     qs = qs.filter(channel__in=channels).exclude(user_id__in=muted_ids(user_id))
+    apart = hidden_authors(user_id)
+    if apart:
+        qs = qs.exclude(user_id__in=apart)
     if not staff:
         qs = qs.filter(hidden__isnull=True, body__isnull=False)
     return qs

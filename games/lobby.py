@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -55,6 +56,17 @@ from games.rules import RuleSet, new_game
 from games.rules.bots import LEVELS
 
 BOT_LEVELS = tuple(LEVELS)
+
+#: Apps above games that keep some people from seating others (blocks: ``social``) register
+#: ``guard(by_user_id, user_id) -> bool`` here at start-up. A named seat that a guard refuses is
+#: answered exactly as an unknown username is, so the person asking is not told why.
+SEATING_GUARDS: list[Callable[[int, int], bool]] = []
+
+
+def may_seat(by_user_id: int, user_id: int) -> bool:
+    """Whether every guard of ``SEATING_GUARDS`` lets ``by_user_id`` seat ``user_id``."""
+    return by_user_id == user_id or all(guard(by_user_id, user_id) for guard in SEATING_GUARDS)
+
 
 #: Upper bounds on numeric rule options a client may set (the rules core only wants >= 0).
 RULE_LIMITS = {
@@ -162,12 +174,11 @@ def table_create(
         if kind == "user":
             username = spec.get("username")
             if username:
-                try:
-                    seated = user_model.objects.get(username__iexact=username)
-                except user_model.DoesNotExist:
+                seated = user_model.objects.filter(username__iexact=username).first()
+                if seated is None or not may_seat(user.pk, seated.pk):
                     raise UnknownUser(
                         _("No user named %(username)s.") % {"username": repr(username)}
-                    ) from None
+                    )
             else:
                 seated = user
             if seated.pk in taken:
@@ -422,6 +433,8 @@ def _start(game: Game, seats: list[Seat], user: Any, *, first_dealer: int | None
         rng=rng,
         starts=True,
     )
+    people = [s.user_id for s in seats if s.user_id]
+    signals.match_started.send(Game, game_id=game.pk, user_ids=people)
 
 
 @transaction.atomic

@@ -3,7 +3,8 @@
 
 ``invited``: a seat was given to a named user (``game_id``, ``seat``, ``user_id``,
 ``by_user_id``). ``invitation_answered``: an invitee accepted or declined (``game_id``, ``seat``,
-``user_id``, ``accepted``, ``creator_id``).
+``user_id``, ``accepted``, ``creator_id``). ``match_started``: a table's match started
+(``game_id``, ``user_ids``: the people seated).
 """
 
 from __future__ import annotations
@@ -12,3 +13,4 @@ from django.dispatch import Signal
 
 invited = Signal()
 invitation_answered = Signal()
+match_started = Signal()

@@ -19,6 +19,7 @@ from accounts.models import Session
 from games import signals as game_signals
 from notifications import inbox, push, webhooks
 from notifications.models import Kind, Notification, WebhookMessage
+from social import signals as social_signals
 
 
 def _written(notes: list[Notification]) -> None:
@@ -94,6 +95,23 @@ def session_started(sender: Any, *, session: Session, **_: Any) -> None:
             game_id=None,
             data={"session_id": str(session.pk), "device": session.device},
             at=session.created,
+        )
+    )
+
+
+@receiver(social_signals.friend_requested)
+def friend_requested(
+    sender: Any, *, request_id: int, user_id: int, by_user_id: int, at: datetime, **_: Any
+) -> None:
+    """``friend_request``: the person asked hears who asks (once per request)."""
+    _written(
+        inbox.add(
+            [user_id],
+            Kind.FRIEND_REQUEST,
+            cause=f"friend_request:{request_id}",
+            game_id=None,
+            data={"by_user_id": by_user_id},
+            at=at,
         )
     )
 

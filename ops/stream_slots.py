@@ -36,7 +36,7 @@ import contextlib
 import logging
 import secrets
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -51,6 +51,23 @@ logger = logging.getLogger(__name__)
 LEASE_SECONDS = 30
 #: How often an open stream renews its lease: two renewals may fail before it runs out.
 RENEW_SECONDS = 10.0
+
+
+#: Apps above ops that follow whether accounts have a stream open (friends' presence) register
+#: ``watcher(user_id, opened)`` here at start-up: called once a stream has taken its place
+#: (``opened`` True) and once it has freed it (False). A watcher must return at once (it may be
+#: called in the event loop) and read ``holders`` for the truth, since the calls of several
+#: processes interleave.
+WATCHERS: list[Callable[[int, bool], None]] = []
+
+
+def _tell(user_id: int, opened: bool) -> None:
+    """Each watcher hears of the stream; one that fails is logged, the stream goes on."""
+    for watcher in list(WATCHERS):
+        try:
+            watcher(user_id, opened)
+        except Exception:
+            logger.warning("stream watcher %r failed", watcher, exc_info=True)
 
 
 def limit() -> int:
@@ -144,10 +161,15 @@ def take(user_id: int, *, lease: float = LEASE_SECONDS) -> Slot | None:
     cap = limit()
     owner = secrets.randbits(62) + 1
     if not cap:
-        return Slot(user_id, owner, None, None)
-    places = _places()
-    index = _first_free(places, user_id, owner, cap, lease)
-    return None if index is None else Slot(user_id, owner, index, places)
+        slot = Slot(user_id, owner, None, None)
+    else:
+        places = _places()
+        index = _first_free(places, user_id, owner, cap, lease)
+        if index is None:
+            return None
+        slot = Slot(user_id, owner, index, places)
+    _tell(user_id, True)
+    return slot
 
 
 def renew(slot: Slot, *, lease: float = LEASE_SECONDS) -> bool:
@@ -184,6 +206,18 @@ def held(user_id: int) -> int:
     if not cap:
         return 0
     return len(_places().taken([_key(user_id, index) for index in range(cap)]))
+
+
+def holders(user_ids: Iterable[int]) -> set[int]:
+    """Which of these accounts hold a place now (a stream open, its lease running): one round
+    trip to Redis, or one look at the machine's table, however many accounts. Empty without a
+    cap, since no places are held then."""
+    cap = limit()
+    wanted = {int(user_id) for user_id in user_ids}
+    if not cap or not wanted:
+        return set()
+    keys = {_key(user_id, index): user_id for user_id in wanted for index in range(cap)}
+    return {keys[key] for key in _places().taken(list(keys))}
 
 
 def _quietly(fn: Callable[[Slot], object], slot: Slot) -> None:
@@ -255,16 +289,20 @@ def _renewer() -> _Renewer:
     return found
 
 
+def _free(slot: Slot) -> None:
+    """Free the slot's place, then tell the watchers (who then find it free)."""
+    _quietly(release, slot)
+    _tell(slot.user_id, False)
+
+
 def _release_soon(slot: Slot) -> None:
     """Free the slot without waiting in the event loop: in a thread for Redis (the stream's
     task may be cancelled meanwhile: the thread goes on), at once for the machine's table."""
-    if slot.places is None:
-        return
-    if slot.places.shared:
+    if slot.places is not None and slot.places.shared:
         with contextlib.suppress(RuntimeError):  # the loop is closing: free it here instead
-            asyncio.get_running_loop().run_in_executor(None, _quietly, release, slot)
+            asyncio.get_running_loop().run_in_executor(None, _free, slot)
             return
-    _quietly(release, slot)
+    _free(slot)
 
 
 async def holding(

@@ -452,6 +452,10 @@ TONGITS_RATED_MIN_TURN_SECONDS = env_float("TONGITS_RATED_MIN_TURN_SECONDS", 10.
 # message (characters, after stripping).
 TONGITS_CHAT_KEEP_SECONDS = env_float("TONGITS_CHAT_KEEP_SECONDS", 7 * 24 * 3600.0)
 TONGITS_CHAT_MAX_LENGTH = int(os.environ.get("TONGITS_CHAT_MAX_LENGTH", "200"))
+# Friends (social/, docs/friends.md): the most friends one account may have, and the most friend
+# requests waiting for an answer it may have sent (and, apart, received).
+TONGITS_MAX_FRIENDS = int(os.environ.get("TONGITS_MAX_FRIENDS", "500"))
+TONGITS_MAX_FRIEND_REQUESTS = int(os.environ.get("TONGITS_MAX_FRIEND_REQUESTS", "100"))
 # Tables one user may have waiting for players at once.
 TONGITS_MAX_WAITING_TABLES = int(os.environ.get("TONGITS_MAX_WAITING_TABLES", "3"))
 # Live streams one account may hold open at once, game streams and /me/stream together, across

@@ -13,6 +13,7 @@ from accounts.models import LOGIN_METHODS
 from chips.api.serializers import SettlementSerializer, StatementItemSerializer, WalletSerializer
 from core.api_fields import (
     QuerySerializer,
+    StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
     StrictEmailField,
@@ -113,6 +114,9 @@ class UserOutputSerializer(serializers.Serializer):
     guest = serializers.SerializerMethodField(
         help_text="True while the account has no password: a guest's, or an Apple or Google "
         "one's (POST /me/logins adds a username and password)."
+    )
+    show_presence = serializers.BooleanField(
+        help_text="Friends see whether you are online, playing or when you were last seen."
     )
 
     def get_display_name(self, user) -> str:
@@ -282,6 +286,11 @@ class ProfileInputSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="The language the server speaks to the account in (error details, "
         "notifications, pushes, mails); null or empty: each request's Accept-Language.",
+    )
+    show_presence = StrictBooleanField(
+        required=False,
+        help_text="false: friends no longer see whether you are online, playing or when you "
+        "were last seen (docs/friends.md).",
     )
 
     def validate_country(self, value: str | None) -> str | None:
