@@ -1,11 +1,32 @@
 // Cards as the API writes them ("7H", "TD", "AS") and as people read them.
 
+import { t } from "./i18n.js";
+
 const RANKS = "A23456789TJQK";
 const SUITS = "CDHS";
+// Read when spoken (the page's language may change after this module loads).
 const RANK_NAMES = {
-  A: "ace", T: "10", J: "jack", Q: "queen", K: "king",
+  // Translators: a card's rank, said by a screen reader ("ace of spades").
+  A: () => t("ace"),
+  T: () => "10",
+  // Translators: a card's rank, said by a screen reader ("jack of hearts").
+  J: () => t("jack"),
+  // Translators: a card's rank, said by a screen reader ("queen of clubs").
+  Q: () => t("queen"),
+  // Translators: a card's rank, said by a screen reader ("king of diamonds").
+  K: () => t("king"),
 };
-const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
+const SUIT_NAMES = {
+  // Translators: a card's suit, said by a screen reader ("7 of clubs").
+  C: () => t("clubs"),
+  // Translators: a card's suit, said by a screen reader ("7 of diamonds").
+  D: () => t("diamonds"),
+  // Translators: a card's suit, said by a screen reader ("7 of hearts").
+  H: () => t("hearts"),
+  // Translators: a card's suit, said by a screen reader ("7 of spades").
+  S: () => t("spades"),
+};
+const rankName = (rank) => (RANK_NAMES[rank] ? RANK_NAMES[rank]() : rank);
 const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 
 function parts(code) {
@@ -19,7 +40,9 @@ function parts(code) {
 /** "7 of hearts", "ace of spades": what a screen reader says. */
 export function cardName(code) {
   const { rank, suit } = parts(code);
-  return `${RANK_NAMES[rank] || rank} of ${SUIT_NAMES[suit] || suit}`;
+  const suitName = SUIT_NAMES[suit] ? SUIT_NAMES[suit]() : suit;
+  // Translators: a card as a screen reader says it: {rank} is "7" or "ace", {suit} "hearts".
+  return t("{rank} of {suit}", { rank: rankName(rank), suit: suitName });
 }
 
 /** "7♥", "10♦": what the eye reads. */
@@ -37,7 +60,7 @@ export function cardLabel(code) {
   const { rank } = parts(code);
   const printed = rank === "T" ? "10" : rank;
   const name = cardName(code);
-  return printed === (RANK_NAMES[rank] || rank) ? name : `${printed}, ${name}`;
+  return printed === rankName(rank) ? name : `${printed}, ${name}`;
 }
 
 export function isRed(code) {
