@@ -341,6 +341,16 @@ def login_list(*, user: User) -> list[dict[str, Any]]:
     return entries
 
 
+def ordinals(user_ids: Iterable[int]) -> dict[int, float]:
+    """Each user's conservative rating (mu - 3 sigma), the starting one (0) without a match."""
+    wanted = set(user_ids)
+    found = dict(
+        PlayerStats.objects.filter(player_id__in=wanted).values_list("player_id", "ordinal")
+    )
+    start = ordinal(*DEFAULT_RATING)
+    return {uid: found.get(uid, start) for uid in wanted}
+
+
 def linked_pairs(user_ids: Iterable[int]) -> set[frozenset[int]]:
     """The pairs of these accounts that ever held one identity (a device key, an Apple or
     Google sign-in) in turn: one person's accounts, as far as the server can tell."""

@@ -34,13 +34,14 @@ def session_params() -> dict[str, Any]:
     return params
 
 
-def listen(who: str) -> psycopg.Connection | None:
-    """A connection of its own that LISTENs on the channel, for a loop that wakes on appends
-    (the scheduler, the notifier); None (logged as ``who``'s) if it cannot be had now."""
+def listen(who: str, channel: str = CHANNEL) -> psycopg.Connection | None:
+    """A connection of its own that LISTENs on ``channel`` (the games' by default), for a loop
+    that wakes on appends (the scheduler, the notifier) or on its own notices (the matcher);
+    None (logged as ``who``'s) if it cannot be had now."""
     params = session_params()
     try:
         conn = psycopg.connect(**params, autocommit=True)
-        conn.execute(f"LISTEN {CHANNEL}")
+        conn.execute(f"LISTEN {channel}")
     except psycopg.Error:
         logger.exception("%s: cannot LISTEN; polling only", who)
         return None

@@ -47,6 +47,13 @@ def notify(payload: str, using: str = "default") -> None:
         cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload])
 
 
+def notify_channel(channel: str, payload: str = "", using: str = "default") -> None:
+    """``pg_notify`` on another channel than the games' (delivered on commit): a loop of its
+    own that wakes on it (``core.listening.listen(who, channel)``), such as the matcher."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
+
+
 def send(prefix: str, value: str, using: str = "default") -> None:
     """Notify ``<prefix><value>``."""
     notify(f"{prefix}{value}", using)

@@ -108,6 +108,23 @@ def rules_from(spec: str | dict[str, Any] | None) -> RuleSet:
     return rules
 
 
+def table_rules(rules: str | dict[str, Any] | None, *, rated: bool) -> RuleSet:
+    """A table's rules from a preset or options (``rules_from``); a ``rated`` table's turns
+    are at least ``TONGITS_RATED_MIN_TURN_SECONDS`` (10) or unlimited: nobody is rated on
+    being timed out."""
+    ruleset = rules_from(rules)
+    seconds = ruleset.turn_seconds
+    if rated and seconds and seconds < settings.TONGITS_RATED_MIN_TURN_SECONDS:
+        raise InvalidRules(
+            _(
+                "A rated table needs turn_seconds of at least %(seconds)s, or 0; play it casual "
+                "(rated: false)."
+            )
+            % {"seconds": f"{settings.TONGITS_RATED_MIN_TURN_SECONDS:g}"}
+        )
+    return ruleset
+
+
 @transaction.atomic
 def table_create(
     *,
@@ -132,17 +149,8 @@ def table_create(
     ``MAX_SPECTATOR_DELAY`` events) and ``spectator_chat``: who may watch, how far behind, and
     whether spectators have the table chat's spectators' channel (docs/live.md "Spectators").
     """
-    ruleset = rules_from(rules)
+    ruleset = table_rules(rules, rated=rated)
     buy_in = checked_buy_in(buy_in)
-    seconds = ruleset.turn_seconds
-    if rated and seconds and seconds < settings.TONGITS_RATED_MIN_TURN_SECONDS:
-        raise InvalidRules(
-            _(
-                "A rated table needs turn_seconds of at least %(seconds)s, or 0; play it casual "
-                "(rated: false)."
-            )
-            % {"seconds": f"{settings.TONGITS_RATED_MIN_TURN_SECONDS:g}"}
-        )
     specs = seats if seats is not None else [{"kind": "user"}, {"kind": "open"}, {"kind": "open"}]
     if not isinstance(specs, list) or len(specs) != 3:
         raise InvalidSeats(_("Give exactly three seats."))
@@ -226,8 +234,11 @@ def rooms(*, user: Any) -> list[dict[str, Any]]:
     ``buy_in`` and ``rules.stake``; free play (buy-in 0) is always open."""
     return [
         {
+            "key": f"{room['buy_in']}:{room['stake']}",
             "buy_in": room["buy_in"],
             "stake": room["stake"],
+            "bot_level": room.get("bot_level", "normal"),
+            "bots_after": settings.TONGITS_MATCH_BOTS_AFTER_SECONDS,
             "affordable": chips.can_cover(user_id=user.pk, buy_in=room["buy_in"]),
         }
         for room in settings.TONGITS_ROOMS
@@ -393,6 +404,48 @@ def table_again(*, game: Game, user: Any, first_dealer: int) -> Game:
     _start(again, rows, user, first_dealer=first_dealer)
     again.refresh_from_db()
     return again
+
+
+def table_matched(
+    *,
+    people: list[Any],
+    bots: list[str],
+    rules: dict[str, Any],
+    rated: bool,
+    buy_in: int,
+) -> Game:
+    """A table the matchmaker formed, started at once in the caller's transaction: ``people``
+    (users, who all asked to play) in the first seats, then a bot of each of ``bots``' levels;
+    the first person is its creator. Every buy-in is escrowed as at any start, or
+    ``InsufficientChips`` names the seat that cannot cover it and nothing is written."""
+    if len(people) + len(bots) != 3 or not people:
+        raise InvalidSeats(_("Give exactly three seats."))
+    with transaction.atomic():
+        game = Game.objects.create(
+            rules=rules, created_by=people[0], rated=rated, buy_in=checked_buy_in(buy_in)
+        )
+        now = timezone.now()
+        rows = [
+            Seat(game=game, index=index, user=person, joined_at=now)
+            for index, person in enumerate(people)
+        ]
+        rows += [
+            Seat(game=game, index=len(people) + n, bot_level=level) for n, level in enumerate(bots)
+        ]
+        Seat.objects.bulk_create(rows)
+        _start(game, rows, people[0])
+    game.refresh_from_db()
+    return game
+
+
+def seated_now(user_ids: list[int]) -> set[int]:
+    """Which of these users sit at a table waiting for players or in play."""
+    busy = (Game.Status.WAITING, Game.Status.ACTIVE)
+    return set(
+        Seat.objects.filter(user_id__in=user_ids, game__status__in=busy)
+        .exclude(invitation=Seat.Invitation.PENDING)
+        .values_list("user_id", flat=True)
+    )
 
 
 def _start(game: Game, seats: list[Seat], user: Any, *, first_dealer: int | None = None) -> None:

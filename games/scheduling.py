@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -57,6 +57,11 @@ SWEEPER = "sweeper"
 BATCH = 500
 #: The scheduler claims at most this often, however many appends notify it.
 MIN_CLAIM_GAP_SECONDS = 0.05
+
+#: Loops that run beside the scheduler's in ``manage.py run_scheduler``, each in a thread of its
+#: own until the stop event is set: apps above ``games`` register theirs at start-up (the
+#: matchmaker's matcher).
+COMPANIONS: list[Callable[[threading.Event], None]] = []
 
 _BY_AWAITING = {
     Game.Awaiting.BOT: PLAY_BOT_TURN,

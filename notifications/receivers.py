@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts import signals as account_signals
 from accounts.models import Session
 from games import signals as game_signals
+from matchmaking import signals as matchmaking_signals
 from notifications import inbox, push, webhooks
 from notifications.models import Kind, Notification, WebhookMessage
 from social import signals as social_signals
@@ -95,6 +96,36 @@ def session_started(sender: Any, *, session: Session, **_: Any) -> None:
             game_id=None,
             data={"session_id": str(session.pk), "device": session.device},
             at=session.created,
+        )
+    )
+
+
+@receiver(matchmaking_signals.party_invited)
+def party_invited(sender: Any, *, ticket_id: Any, user_id: int, by_user_id: int, **_: Any) -> None:
+    """``party_invite``: a friend asks to queue together (join or decline the ticket)."""
+    _written(
+        inbox.add(
+            [user_id],
+            Kind.PARTY_INVITE,
+            cause=f"party_invite:{ticket_id}:{user_id}",
+            game_id=None,
+            data={"ticket_id": str(ticket_id), "by_user_id": by_user_id},
+            at=timezone.now(),
+        )
+    )
+
+
+@receiver(matchmaking_signals.matched)
+def matched(sender: Any, *, game_id: Any, user_ids: list[int], **_: Any) -> None:
+    """``matched``: the matcher seated these people at a started table."""
+    _written(
+        inbox.add(
+            list(user_ids),
+            Kind.MATCHED,
+            cause=f"matched:{game_id}",
+            game_id=game_id,
+            data={"game_id": str(game_id)},
+            at=timezone.now(),
         )
     )
 

@@ -34,6 +34,7 @@ import os
 import warnings
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import dj_database_url
@@ -582,20 +583,40 @@ TONGITS_DAILY_BONUS = int(os.environ.get("TONGITS_DAILY_BONUS", "200"))
 TONGITS_MAX_BUY_IN = int(os.environ.get("TONGITS_MAX_BUY_IN", "1000000"))
 
 
-def rooms_setting(text: str) -> list[dict[str, int]]:
-    """Quick play's rooms from "buy_in:stake,...", e.g. "100:5,1000:50,10000:500"."""
+def rooms_setting(text: str) -> list[dict[str, Any]]:
+    """Quick play's and the matchmaker's rooms from "buy_in:stake[:bot level],...", e.g.
+    "100:5:easy,1000:50:normal,10000:500:hard" (the level of the bots that fill the
+    matchmaker's tables; normal when left out)."""
     rooms = []
     for item in text.split(","):
         if not item.strip():
             continue
-        buy_in, _, stake = item.partition(":")
-        rooms.append({"buy_in": int(buy_in), "stake": int(stake or "1")})
+        buy_in, _, rest = item.strip().partition(":")
+        stake, _, level = rest.partition(":")
+        rooms.append(
+            {"buy_in": int(buy_in), "stake": int(stake or "1"), "bot_level": level or "normal"}
+        )
     return rooms
 
 
 # A room's stake multiplies every payout; its buy-in is 20 stakes, which the loser of a match
 # outruns in a few percent of matches (docs/chips.md "Rooms").
-TONGITS_ROOMS = rooms_setting(os.environ.get("TONGITS_ROOMS", "100:5,1000:50,10000:500"))
+TONGITS_ROOMS = rooms_setting(
+    os.environ.get("TONGITS_ROOMS", "100:5:easy,1000:50:normal,10000:500:hard")
+)
+
+# The matchmaker (matchmaking/, docs/matchmaking.md). A ticket waits this long for people
+# before bots of its room's level fill the seats left (its "bots_after"; null: people only).
+TONGITS_MATCH_BOTS_AFTER_SECONDS = env_float("TONGITS_MATCH_BOTS_AFTER_SECONDS", 20.0)
+# The rating window (points of the ordinal, mu - 3 sigma) two tickets may be apart: this wide
+# at first, doubling every DOUBLING seconds a ticket waits, unbounded after UNBOUNDED seconds.
+TONGITS_MATCH_WINDOW = env_float("TONGITS_MATCH_WINDOW", 5.0)
+TONGITS_MATCH_WINDOW_DOUBLING_SECONDS = env_float("TONGITS_MATCH_WINDOW_DOUBLING_SECONDS", 10.0)
+TONGITS_MATCH_WINDOW_UNBOUNDED_SECONDS = env_float("TONGITS_MATCH_WINDOW_UNBOUNDED_SECONDS", 30.0)
+# A party's invitations lapse (and its ticket with them) unless every friend joins this soon.
+TONGITS_PARTY_INVITE_SECONDS = env_float("TONGITS_PARTY_INVITE_SECONDS", 120.0)
+# The matcher runs at least this often (widening windows and bots fall due with time alone).
+TONGITS_MATCH_INTERVAL_SECONDS = env_float("TONGITS_MATCH_INTERVAL_SECONDS", 1.0)
 
 CELERY_BEAT_SCHEDULE = {
     "sweep": {

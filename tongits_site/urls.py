@@ -24,6 +24,7 @@ api_v1 = [
     path("", include("chips.api.urls")),
     path("", include("notifications.api.urls")),
     path("", include("chat.api.urls")),
+    path("", include("matchmaking.api.urls")),
     path("", include("social.api.urls")),
 ]
 

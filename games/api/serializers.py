@@ -211,8 +211,16 @@ class TableOptionsSerializer(serializers.Serializer):
 
 
 class RoomSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text='"buy_in:stake": the room a matchmaking ticket names.')
     buy_in = serializers.IntegerField(help_text="Chips each seat escrows: the most one can lose.")
     stake = serializers.IntegerField(help_text="Multiplies every payout (rules.stake).")
+    bot_level = serializers.ChoiceField(
+        choices=BOT_LEVELS, help_text="The level of the bots the matchmaker seats here."
+    )
+    bots_after = serializers.FloatField(
+        help_text="Seconds a matchmaking ticket waits for people before bots fill the table, "
+        "unless it says otherwise."
+    )
     affordable = serializers.BooleanField(help_text="Your wallet covers the buy-in now.")
 
 

@@ -145,11 +145,29 @@ def test_staff_adjust_a_players_chips_with_a_reason(auth_client_factory, user_fa
 
 
 def test_rooms_say_which_buy_ins_one_can_cover(auth_client, settings):
-    settings.TONGITS_ROOMS = [{"buy_in": 100, "stake": 5}, {"buy_in": 10000, "stake": 500}]
+    settings.TONGITS_ROOMS = [
+        {"buy_in": 100, "stake": 5, "bot_level": "easy"},
+        {"buy_in": 10000, "stake": 500, "bot_level": "hard"},
+    ]
+    settings.TONGITS_MATCH_BOTS_AFTER_SECONDS = 15.0
     rooms = auth_client.get("/api/v1/rooms").json()
     assert rooms == [
-        {"buy_in": 100, "stake": 5, "affordable": True},
-        {"buy_in": 10000, "stake": 500, "affordable": False},
+        {
+            "key": "100:5",
+            "buy_in": 100,
+            "stake": 5,
+            "bot_level": "easy",
+            "bots_after": 15.0,
+            "affordable": True,
+        },
+        {
+            "key": "10000:500",
+            "buy_in": 10000,
+            "stake": 500,
+            "bot_level": "hard",
+            "bots_after": 15.0,
+            "affordable": False,
+        },
     ]
 
 

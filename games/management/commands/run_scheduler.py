@@ -1,7 +1,8 @@
 """``manage.py run_scheduler``: the loop that queues the server's work on tables as it falls due.
 
 See ``games.scheduling``. Runs until SIGTERM or SIGINT; several may run at once (claims skip
-locked rows), though one per deployment is enough.
+locked rows), though one per deployment is enough. The loops other apps register beside it
+(``scheduling.COMPANIONS``: the matchmaker's) run in threads of their own.
 """
 
 from __future__ import annotations
@@ -22,7 +23,18 @@ class Command(BaseCommand):
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
+        companions = [
+            threading.Thread(target=loop, args=(stop,), name=loop.__qualname__, daemon=True)
+            for loop in scheduling.COMPANIONS
+        ]
+        for thread in companions:
+            thread.start()
         self.stdout.write("scheduler: running")
         self.stdout.flush()
-        scheduling.run_scheduler(stop)
+        try:
+            scheduling.run_scheduler(stop)
+        finally:
+            stop.set()
+            for thread in companions:
+                thread.join(timeout=10)
         self.stdout.write("scheduler: stopped")
