@@ -295,6 +295,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MeldKindEnum": "games.api.event_schemas.MELD_KINDS",
         "SeatKindEnum": ["user", "open", "bot"],
+        # A bot seat's level and a room's bots' level: one enum.
+        "LevelEnum": "games.lobby.BOT_LEVELS",
         "StartedSeatKindEnum": ["user", "bot"],
         "RulesPresetEnum": "accounts.api.serializers.RULES_PRESETS",
         "SettlementKindEnum": ["payout", "refund"],

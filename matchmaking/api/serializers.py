@@ -22,7 +22,7 @@ class BotsAfterField(serializers.FloatField):
         return super().to_internal_value(data)
 
 
-class TicketInputSerializer(serializers.Serializer):
+class MatchTicketInputSerializer(serializers.Serializer):
     room = StrictCharField(
         max_length=32, help_text='A room\'s "key" of GET /rooms, e.g. "1000:50".'
     )
@@ -54,7 +54,7 @@ class TicketInputSerializer(serializers.Serializer):
         self.fields["with"] = self.fields.pop("with_")
 
 
-class TicketMemberSerializer(serializers.Serializer):
+class MatchTicketMemberSerializer(serializers.Serializer):
     username = serializers.CharField()
     display_name = serializers.CharField()
     avatar = serializers.CharField(allow_null=True)
@@ -62,7 +62,7 @@ class TicketMemberSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Member.Status.values)
 
 
-class TicketSerializer(serializers.Serializer):
+class MatchTicketSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(
         choices=Ticket.Status.values,
@@ -86,4 +86,4 @@ class TicketSerializer(serializers.Serializer):
         "null when nothing tells.",
     )
     game_id = serializers.UUIDField(allow_null=True, help_text="matched: the table's game.")
-    members = TicketMemberSerializer(many=True)
+    members = MatchTicketMemberSerializer(many=True)

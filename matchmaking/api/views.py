@@ -12,14 +12,14 @@ from rest_framework.views import APIView
 
 from core.api_errors import error_responses
 from matchmaking import selectors, services
-from matchmaking.api.serializers import TicketInputSerializer, TicketSerializer
+from matchmaking.api.serializers import MatchTicketInputSerializer, MatchTicketSerializer
 from ops.throttling import CommandThrottle
 
 TAGS = ["matchmaking"]
 
 
 def _ticket(ticket) -> Response:
-    return Response(TicketSerializer(selectors.ticket_dict(ticket)).data)
+    return Response(MatchTicketSerializer(selectors.ticket_dict(ticket)).data)
 
 
 class TicketListApi(APIView):
@@ -34,16 +34,16 @@ class TicketListApi(APIView):
         "`matched` notification. After `bots_after` seconds bots fill the seats left. A party "
         "searches once every friend has joined (POST .../join); they get a `party_invite`.",
         tags=TAGS,
-        request=TicketInputSerializer,
-        responses={201: TicketSerializer, **error_responses(400, 401, 409, 415)},
+        request=MatchTicketInputSerializer,
+        responses={201: MatchTicketSerializer, **error_responses(400, 401, 409, 415)},
     )
     def post(self, request: Request) -> Response:
-        data = TicketInputSerializer(data=request.data)
+        data = MatchTicketInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         given = dict(data.validated_data)
         friends = given.pop("with_", [])
         ticket = services.ticket_create(user=request.user, friends=friends, **given)
-        body = TicketSerializer(selectors.ticket_dict(ticket)).data
+        body = MatchTicketSerializer(selectors.ticket_dict(ticket)).data
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -52,7 +52,7 @@ class MyTicketApi(APIView):
         operation_id="me_matchmaking",
         summary="My open ticket (searching, or a party forming); 404 when none",
         tags=TAGS,
-        responses={200: TicketSerializer, **error_responses(401, 404)},
+        responses={200: MatchTicketSerializer, **error_responses(401, 404)},
     )
     def get(self, request: Request) -> Response:
         return _ticket(selectors.my_ticket(user=request.user))
@@ -65,7 +65,7 @@ class TicketApi(APIView):
         operation_id="matchmaking_tickets_retrieve",
         summary="A ticket I am in, or was asked to join",
         tags=TAGS,
-        responses={200: TicketSerializer, **error_responses(401, 404)},
+        responses={200: MatchTicketSerializer, **error_responses(401, 404)},
     )
     def get(self, request: Request, ticket_id: uuid.UUID) -> Response:
         return _ticket(selectors.ticket_get(user=request.user, ticket_id=ticket_id))
@@ -89,7 +89,7 @@ class TicketJoinApi(APIView):
         summary="Join a friend's party; the last to join starts its search",
         tags=TAGS,
         request=None,
-        responses={200: TicketSerializer, **error_responses(400, 401, 404, 409)},
+        responses={200: MatchTicketSerializer, **error_responses(400, 401, 404, 409)},
     )
     def post(self, request: Request, ticket_id: uuid.UUID) -> Response:
         return _ticket(services.ticket_join(user=request.user, ticket_id=ticket_id))
