@@ -254,3 +254,37 @@ def test_two_matchers_in_two_processes_never_seat_a_ticket_twice(user_factory, t
     games = list(Ticket.objects.values_list("game_id", flat=True))
     assert all(games.count(g) == 3 for g in set(games))
     assert_sound()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_manage_run_scheduler_runs_the_matcher_and_stops_with_it(user_factory, tmp_path):
+    import os
+    import signal
+    import time
+
+    log = (tmp_path / "scheduler.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "run_scheduler"],
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url(),
+            "TONGITS_SEAL_KEY_FILE": str(tmp_path / "seal.key"),
+            "LOG_LEVEL": "WARNING",
+        },
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while b"scheduler: running" not in (tmp_path / "scheduler.log").read_bytes():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        tickets = [queue(person(user_factory), room="100:5") for _ in range(3)]
+        while Ticket.objects.filter(pk__in=[t.pk for t in tickets], status="matched").count() < 3:
+            assert time.monotonic() < deadline, (tmp_path / "scheduler.log").read_text()
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    assert proc.returncode == 0
+    assert b"scheduler: stopped" in (tmp_path / "scheduler.log").read_bytes()
