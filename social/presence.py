@@ -41,9 +41,12 @@ logger = logging.getLogger(__name__)
 # a person's comings and goings are looked at in the order this process saw them.
 _looker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="presence")
 
+_USERS = get_user_model()._meta.db_table
+
+# Both write only for accounts that exist (a stream may close after its account's row went).
 _ONLINE = f"""
 INSERT INTO {Presence._meta.db_table} (user_id, online, last_seen, changed_at)
-VALUES (%(user)s, %(online)s, %(now)s, %(now)s)
+SELECT id, %(online)s, %(now)s, %(now)s FROM {_USERS} WHERE id = %(user)s
 ON CONFLICT (user_id) DO UPDATE
 SET online = EXCLUDED.online, last_seen = EXCLUDED.last_seen, changed_at = EXCLUDED.changed_at
 WHERE {Presence._meta.db_table}.online IS DISTINCT FROM EXCLUDED.online
@@ -52,15 +55,15 @@ RETURNING user_id
 
 _TOUCH = f"""
 INSERT INTO {Presence._meta.db_table} (user_id, online, changed_at)
-SELECT t.u, false, %(now)s FROM unnest(%(users)s::bigint[]) AS t(u)
+SELECT u.id, false, %(now)s FROM {_USERS} u WHERE u.id = ANY(%(users)s::bigint[])
 ON CONFLICT (user_id) DO UPDATE SET changed_at = EXCLUDED.changed_at
 """
 
 
 def _wake_sql(shown_only: bool) -> str:
-    friendship, users = Friendship._meta.db_table, get_user_model()._meta.db_table
+    friendship = Friendship._meta.db_table
     shown = (
-        f"AND EXISTS (SELECT 1 FROM {users} a WHERE a.id = t.u AND a.show_presence)"
+        f"AND EXISTS (SELECT 1 FROM {_USERS} a WHERE a.id = t.u AND a.show_presence)"
         if shown_only
         else ""
     )

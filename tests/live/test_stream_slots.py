@@ -20,8 +20,10 @@ DB_CACHE = {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION"
 
 
 @pytest.fixture(params=["machine", "redis"])
-def store(request, settings, tmp_path) -> str:
-    """Slots in the machine's table (a file of this test's own) or in Redis; a cap of 2."""
+def store(request, settings, tmp_path, monkeypatch) -> str:
+    """Slots in the machine's table (a file of this test's own) or in Redis; a cap of 2. The
+    apps' watchers (presence) are left out: these accounts are numbers, not users."""
+    monkeypatch.setattr(stream_slots, "WATCHERS", [])
     if request.param == "machine":
         settings.CACHES = {**settings.CACHES, "throttle": DB_CACHE}
         settings.TONGITS_STREAM_SLOTS_FILE = tmp_path / "stream-slots"
@@ -115,6 +117,41 @@ def test_a_lapsed_lease_before_a_running_one_hides_nothing(tmp_path) -> None:
         assert table.holder(key, now=50.0) == 1
     for key in keys[1::2]:
         assert table.hold(key, 2, 10, now=50.0)
+
+
+def test_holders_are_the_accounts_holding_a_place_now(store) -> None:
+    first, _ = stream_slots.take(1), stream_slots.take(1)
+    stream_slots.take(3)
+    assert stream_slots.holders([1, 2, 3, 4]) == {1, 3}
+    assert stream_slots.holders([]) == set()
+    stream_slots.release(first)
+    assert stream_slots.holders([1, 2, 3]) == {1, 3}
+
+
+def test_watchers_hear_a_stream_take_its_place_and_then_free_it(store) -> None:
+    """Each call comes after the place changed, so a watcher reads the truth it is told of."""
+    heard: list[tuple[int, bool, set[int]]] = []
+    stream_slots.WATCHERS.append(
+        lambda uid, opened: heard.append((uid, opened, stream_slots.holders([uid])))
+    )
+
+    async def scenario() -> None:
+        slot = stream_slots.take(1)
+        assert heard == [(1, True, {1})]
+        stream = stream_slots.holding(slot, _chunks([]))
+        assert await anext(stream) == b"retry: 1000\n\n"
+        await stream.aclose()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 5
+        while len(heard) < 2:  # on Redis the place is freed, and the watchers told, in a thread
+            assert loop.time() < deadline, heard
+            await asyncio.sleep(0.01)
+        assert heard == [(1, True, {1}), (1, False, set())]
+
+    asyncio.run(scenario())
+    stream_slots.take(1), stream_slots.take(1)
+    assert stream_slots.take(1) is None  # refused at the cap: nothing opened, nothing told
+    assert [opened for _, opened, _ in heard] == [True, False, True, True]
 
 
 async def _chunks(
