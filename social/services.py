@@ -52,12 +52,12 @@ def _room_for_friend(user: Any, other: Any) -> None:
     limit = int(settings.TONGITS_MAX_FRIENDS)
     if _counts(user.pk)["friends"] >= limit:
         raise TooManyFriends(
-            _("You have %(limit)s friends, the most there may be: remove one first.")
+            _("You have the most friends there may be (%(limit)s): remove one first.")
             % {"limit": limit}
         )
     if _counts(other.pk)["friends"] >= limit:
         raise TooManyFriends(
-            _("%(username)s has %(limit)s friends, the most there may be.")
+            _("%(username)s has the most friends there may be (%(limit)s).")
             % {"username": other.username, "limit": limit}
         )
 
@@ -69,14 +69,14 @@ def _room_to_ask(user: Any, other: Any) -> None:
     limit = int(settings.TONGITS_MAX_FRIEND_REQUESTS)
     if mine["friends"] >= int(settings.TONGITS_MAX_FRIENDS):
         raise TooManyFriends(
-            _("You have %(limit)s friends, the most there may be: remove one first.")
+            _("You have the most friends there may be (%(limit)s): remove one first.")
             % {"limit": settings.TONGITS_MAX_FRIENDS}
         )
     if mine["sent"] >= limit:
         raise TooManyFriendRequests(
             _(
-                "You have %(limit)s friend requests waiting for an answer, the most there may "
-                "be: withdraw one first."
+                "Too many of your friend requests are waiting for an answer (at most "
+                "%(limit)s): withdraw one first."
             )
             % {"limit": limit}
         )
