@@ -153,6 +153,7 @@ def test_me(auth_client):
         "country",
         "language",
         "guest",
+        "show_presence",
     }
     assert body["display_name"] == auth_client.user.username  # until one is chosen
     assert body["guest"] is False and body["language"] == "" and body["country"] == ""
