@@ -4,6 +4,8 @@ started as the README says (`make run` on the embedded defaults, in a temporary
 TONGITS_VAR_DIR, on a free port, bot and deal delays 0), as scripts/smoke.py starts it.
 
 Fixtures:
+    stack_env   settings of the module's stack (environment variables; none unless a module
+                overrides this fixture)
     stack_url   the stack's base URL (one stack for the module's tests)
     browser     a headless Chromium
     watch       ``Watch``: opens pages that record every response, SSE message, JS error
@@ -43,11 +45,16 @@ def stack_url(stack) -> str:
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[Any]:
+def stack_env() -> dict[str, str]:
+    return {}
+
+
+@pytest.fixture(scope="module")
+def stack(stack_env: dict[str, str]) -> Iterator[Any]:
     """The running stack (scripts/smoke.py's Stack: base_url, log_text() of every process)."""
     smoke = _smoke()
     with tempfile.TemporaryDirectory(prefix="tongits-browser-") as tmp:
-        stack = smoke.start_stack(Path(tmp), smoke.free_port())
+        stack = smoke.start_stack(Path(tmp), smoke.free_port(), stack_env)
         try:
             smoke.wait_healthy(stack)
         except BaseException:

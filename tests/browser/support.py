@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from tests.api.games_support import card_strings, secrets, states_by_version
 
 GAME_URL = re.compile(r"/api/v1/games/([0-9a-f-]{36})(?:/|$|\?)")
 PASSWORD = "a-long-browser-passphrase"
+# API answers whose 404 means "there is none" (GET /me/matchmaking: no open ticket).
+QUIET_NOT_FOUND = ("/api/v1/me/matchmaking",)
 
 
 @dataclass
@@ -47,10 +50,7 @@ class Watch:
         self.contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: self.errors.append(f"{label}: pageerror {exc}"))
-        page.on(
-            "console",
-            lambda msg: msg.type == "error" and self.errors.append(f"{label}: console {msg.text}"),
-        )
+        page.on("console", lambda msg: self._on_console(label, msg))
         page.on("response", lambda response: self._on_response(label, response))
         # SSE messages as the browser parsed them (Chromium's DevTools protocol): a streamed
         # body is never complete while the page holds it, so Response.body() cannot see them.
@@ -72,6 +72,14 @@ class Watch:
         )
         cdp.send("Network.enable")
         return page
+
+    def _on_console(self, label: str, msg: Any) -> None:
+        if msg.type != "error":
+            return
+        url = (msg.location or {}).get("url", "")
+        if "status of 404" in msg.text and url.endswith(QUIET_NOT_FOUND):
+            return  # Chromium logs every 404 it fetched; these answer "none", not a failure
+        self.errors.append(f"{label}: console {msg.text}")
 
     def _on_response(self, label: str, response: Any) -> None:
         if response.status >= 500:
@@ -215,3 +223,41 @@ def scan_for_leaks(watch: Watch, game_id: str, events: list[dict]) -> tuple[int,
             assert set(hand) <= secrets(states[version], (seat + 1) % 3)
             controls += 1
     return scanned, controls
+
+
+def api(base_url: str, token: str | None, method: str, path: str, body: Any = None) -> Any:
+    """One request to the stack's API (as a third person's app would make it): the JSON answer."""
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Accept": "application/json"}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    request = urllib.request.Request(
+        f"{base_url}/api/v1{path}", data=data, method=method, headers=headers
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        text = response.read()
+    return json.loads(text) if text else None
+
+
+def api_status(base_url: str, token: str, method: str, path: str) -> int:
+    """The HTTP status of one API request (an error's too)."""
+    try:
+        api(base_url, token, method, path)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    return 200
+
+
+def api_user(base_url: str, prefix: str) -> tuple[str, str]:
+    """A person registered through the API only: (username, token)."""
+    username = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    body = api(
+        base_url,
+        None,
+        "POST",
+        "/auth/register",
+        {"username": username, "password": PASSWORD, "email": ""},
+    )
+    return username, body["token"]

@@ -11,6 +11,8 @@
 3. Both again on the screens of phone-style sign-in and languages: the log-in page, the
    profile page (with a refused display name beside its field) and the live table, each in
    English and in Arabic (right to left), at both sizes.
+4. Both again on the friends page (a friend, a request each way, a person blocked) and the
+   matchmaker's waiting screen (a party forming, a ticket searching), in English and Arabic.
 
 Both fail, never skip, when Chromium or axe-core is missing. Each walks every screen first and
 then fails once, listing everything found.
@@ -35,6 +37,8 @@ from tests.browser.a11y import (
 )
 from tests.browser.support import (
     Watch,
+    api,
+    api_user,
     drawn,
     full_event_log,
     page_token,
@@ -196,18 +200,19 @@ def test_every_tap_target_on_a_phone_is_at_least_40_px(watch: Watch) -> None:
     watch.check_clean()
 
 
-def test_log_in_profile_and_table_pass_in_english_and_arabic_at_desktop_and_phone(
-    watch: Watch,
-) -> None:
-    """axe-core at both sizes and the phone's tap targets on the log-in page, the profile page
-    and the table, each in English and in Arabic (the page right to left)."""
-    require_axe()
-    page = watch.open("languages", **DESKTOP)
-    found: list[Violation] = []
-    small: list[str] = []
-    screens: list[str] = []
+class Walk:
+    """axe-core at both sizes and the phone's tap targets on each screen ``check``ed, in the
+    page's language (its direction checked too), asserted once at the end by ``verify``."""
 
-    def check(screen: str) -> None:
+    def __init__(self, page: Any) -> None:
+        require_axe()
+        self.page = page
+        self.found: list[Violation] = []
+        self.small: list[str] = []
+        self.screens: list[str] = []
+
+    def __call__(self, screen: str) -> None:
+        page = self.page
         drawn(page)
         language = page.evaluate("document.documentElement.lang")
         direction = page.evaluate("document.documentElement.dir")
@@ -215,12 +220,33 @@ def test_log_in_profile_and_table_pass_in_english_and_arabic_at_desktop_and_phon
         for name, size in (("desktop", DESKTOP), ("phone", PHONE)):
             page.set_viewport_size(size)
             label = f"{screen} in {language} @ {name} {size['width']}px"
-            found.extend(axe_violations(page, label))
+            self.found.extend(axe_violations(page, label))
             shot(page, label)
             if name == "phone":
-                small.extend(small_tap_targets(page, label))
+                self.small.extend(small_tap_targets(page, label))
         page.set_viewport_size(DESKTOP)
-        screens.append(f"{screen} in {language}")
+        self.screens.append(f"{screen} in {language}")
+
+    def verify(self, count: int) -> None:
+        assert len(self.screens) == count, self.screens
+        for violation in self.found:
+            print(violation.describe())
+        print(f"axe: {count} screens x 2 sizes, {len(self.found)} violations of any impact")
+        report = blocking_report(self.found)
+        assert not report, f"axe-core: serious or critical violations\n{report}"
+        listed = "\n".join(self.small)
+        assert not self.small, (
+            f"tap targets under {MIN_TAP}x{MIN_TAP} px on a 390 px phone:\n{listed}"
+        )
+
+
+def test_log_in_profile_and_table_pass_in_english_and_arabic_at_desktop_and_phone(
+    watch: Watch,
+) -> None:
+    """axe-core at both sizes and the phone's tap targets on the log-in page, the profile page
+    and the table, each in English and in Arabic (the page right to left)."""
+    page = watch.open("languages", **DESKTOP)
+    check = Walk(page)
 
     page.goto("/")
     page.get_by_test_id("play-as-guest").wait_for()
@@ -249,12 +275,58 @@ def test_log_in_profile_and_table_pass_in_english_and_arabic_at_desktop_and_phon
     page.locator('[data-testid="legal-command"]:not([disabled])').first.wait_for()
     check("table")
 
-    assert len(screens) == 6, screens
-    for violation in found:
-        print(violation.describe())
-    print(f"axe: {len(screens)} screens x 2 sizes, {len(found)} violations of any impact")
-    report = blocking_report(found)
-    assert not report, f"axe-core: serious or critical violations\n{report}"
-    listed = "\n".join(small)
-    assert not small, f"tap targets under {MIN_TAP}x{MIN_TAP} px on a 390 px phone:\n{listed}"
+    check.verify(6)
     watch.check_clean(allow=("status of 400",))
+
+
+def test_friends_page_and_waiting_screen_pass_in_english_and_arabic_at_desktop_and_phone(
+    watch: Watch,
+) -> None:
+    """axe-core at both sizes and the phone's tap targets on the friends page (a friend, a
+    request each way, a person blocked) and the matchmaker's waiting screen (a party waiting
+    for its friend, then a ticket searching alone), in English and in Arabic."""
+    page = watch.open("friends", **DESKTOP)
+    check = Walk(page)
+    base = watch.base_url
+    me = play_as_guest(page)
+    token = page_token(page)
+    friend, friend_token = api_user(base, "friend")
+    asking, asking_token = api_user(base, "asking")
+    asked, _ = api_user(base, "asked")
+    blocked, _ = api_user(base, "blocked")
+    api(base, token, "POST", "/me/friends", {"username": friend})
+    api(base, friend_token, "POST", "/me/friends", {"username": me})
+    api(base, asking_token, "POST", "/me/friends", {"username": me})
+    api(base, token, "POST", "/me/friends", {"username": asked})
+    api(base, token, "POST", "/me/blocks", {"username": blocked})
+
+    page.get_by_test_id("friends-link").click()
+    for who in ("friend", "friend-request", "sent-request", "blocked-person"):
+        page.get_by_test_id(who).wait_for()
+    check("friends")
+    switch_language(page, "ar")
+    page.get_by_test_id("friend").wait_for()
+    check("friends")
+
+    page.get_by_test_id("friends-play-room").select_option("100:5")
+    page.locator(f'[data-testid="queue-with-friend"][data-username="{friend}"]').click()
+    page.locator('[data-testid="queue"][data-status="forming"]').wait_for()
+    page.get_by_test_id("queue-member").nth(1).wait_for()
+    check("waiting screen, a party forming")
+    switch_language(page, "en")
+    page.locator('[data-testid="queue"][data-status="forming"]').wait_for()
+    check("waiting screen, a party forming")
+
+    page.get_by_test_id("cancel-ticket").click()
+    page.get_by_test_id("match-bots").uncheck()  # people only: nobody else queues here
+    page.locator('[data-testid="play-room"][data-room="100:5"]').click()
+    page.get_by_test_id("queue-estimate").wait_for()
+    check("waiting screen, searching")
+    switch_language(page, "ar")
+    page.get_by_test_id("queue-estimate").wait_for()
+    check("waiting screen, searching")
+    page.get_by_test_id("cancel-ticket").click()
+    page.get_by_test_id("quick-play").wait_for()
+
+    check.verify(6)
+    watch.check_clean()

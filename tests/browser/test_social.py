@@ -23,18 +23,15 @@ tap targets of at least 40 px at 390 px. All fail on any JavaScript error, conso
 
 from __future__ import annotations
 
-import json
 import os
 import time
-import urllib.request
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.browser.a11y import axe_violations, blocking_report, require_axe, small_tap_targets
-from tests.browser.support import PASSWORD, Watch, page_token, register
+from tests.browser.support import Watch, api, api_user, page_token, register
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -42,34 +39,6 @@ MATCH_MS = 120_000
 SHOTS = os.environ.get("TONGITS_SCREENSHOTS")
 
 pytestmark = pytest.mark.slow
-
-
-def api(base_url: str, token: str | None, method: str, path: str, body: Any = None) -> Any:
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Accept": "application/json"}
-    if data is not None:
-        headers["Content-Type"] = "application/json"
-    if token:
-        headers["Authorization"] = f"Token {token}"
-    request = urllib.request.Request(
-        f"{base_url}/api/v1{path}", data=data, method=method, headers=headers
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        text = response.read()
-    return json.loads(text) if text else None
-
-
-def api_user(base_url: str, prefix: str) -> tuple[str, str]:
-    """A third person, registered through the API only: (username, token)."""
-    username = f"{prefix}-{uuid.uuid4().hex[:6]}"
-    body = api(
-        base_url,
-        None,
-        "POST",
-        "/auth/register",
-        {"username": username, "password": PASSWORD, "email": ""},
-    )
-    return username, body["token"]
 
 
 def table_of_three(base_url: str, ana: str, ben: str, cora: str, rules: dict) -> str:

@@ -141,6 +141,24 @@ export const api = {
   mutes: () => call("GET", "/me/mutes"),
   mute: (username) => call("PUT", `/me/mutes/${encodeURIComponent(username)}`),
   unmute: (username) => call("DELETE", `/me/mutes/${encodeURIComponent(username)}`),
+  // The matchmaker: a ticket in a room (a party when it names friends), my open one.
+  // fields: { room, rules, rated, bots_after (seconds, or null for people only), with }
+  createTicket: (fields) => call("POST", "/matchmaking/tickets", fields),
+  myTicket: () => call("GET", "/me/matchmaking"),
+  ticket: (id) => call("GET", `/matchmaking/tickets/${id}`),
+  cancelTicket: (id) => call("DELETE", `/matchmaking/tickets/${id}`),
+  joinTicket: (id) => call("POST", `/matchmaking/tickets/${id}/join`),
+  declineTicket: (id) => call("POST", `/matchmaking/tickets/${id}/decline`),
+  // Friends and blocks: POST /me/friends asks, or accepts their request; DELETE ends a
+  // friendship, withdraws a request or declines one.
+  friends: () => call("GET", "/me/friends"),
+  addFriend: (username) => call("POST", "/me/friends", { username }),
+  removeFriend: (username) => call("DELETE", `/me/friends/${encodeURIComponent(username)}`),
+  blocks: () => call("GET", "/me/blocks"),
+  block: (username) => call("POST", "/me/blocks", { username }),
+  unblock: (username) => call("DELETE", `/me/blocks/${encodeURIComponent(username)}`),
+  unreadNotifications: () => call("GET", "/me/notifications?unread=true&page_size=50"),
+  markRead: (ids) => call("POST", "/me/notifications/read", { ids }),
 };
 
 // Every event type of the game stream (an EventSource needs one listener per name). A type
@@ -152,7 +170,8 @@ const GAME_EVENTS = [
 ];
 const ME_EVENTS = [
   "games", "seated", "table_changed", "match_started", "your_turn", "match_ended", "settled", "unseated",
-  "table_closed", "invited", "rematch",
+  "table_closed", "invited", "rematch", "ticket_searching", "matched", "ticket_cancelled",
+  "presence", "notification",
 ];
 
 /**
@@ -237,6 +256,70 @@ export function followGame(id, handlers, after = 0) {
   return follow(`/games/${id}/stream-ticket`, `/games/${id}/stream`, GAME_EVENTS, handlers, after);
 }
 
+// /me/stream is one connection per page, shared by every screen and panel that follows it
+// (an account may hold only a few streams open at once).
+const meFollowers = new Set();
+let meStream = null;
+let meOpen = false;
+
+function meDispatch(name, ...args) {
+  for (const follower of [...meFollowers]) {
+    const handler = follower[name];
+    if (handler) {
+      try {
+        handler(...args);
+      } catch (err) {
+        console.error(err); // one follower's failure must not silence the others
+      }
+    }
+  }
+}
+
+function openMe() {
+  meOpen = false;
+  meStream = follow("/me/stream-ticket", "/me/stream", ME_EVENTS, {
+    onEvent: (type, data) => meDispatch("onEvent", type, data),
+    onOpen: () => {
+      meOpen = true;
+      meDispatch("onOpen");
+    },
+    onEnd: (data) => {
+      if (!(data && data.reason === "shutdown")) meStream = null;
+      meDispatch("onEnd", data);
+    },
+    onError: (err) => {
+      meOpen = false;
+      // A refused ticket ends the stream for good: the next follower opens a new one.
+      if (err instanceof ApiError && err.status >= 400 && err.status < 500) meStream = null;
+      meDispatch("onError", err);
+    },
+  });
+}
+
+/**
+ * Follow /me/stream: handlers as follow()'s; onOpen is also called at once for a follower that
+ * comes while the shared stream is open (it may have missed frames before). Returns { close() }.
+ */
 export function followMe(handlers) {
-  return follow("/me/stream-ticket", "/me/stream", ME_EVENTS, handlers);
+  const follower = { ...handlers };
+  meFollowers.add(follower);
+  if (!meStream) openMe();
+  else if (meOpen && follower.onOpen) {
+    queueMicrotask(() => {
+      if (meFollowers.has(follower)) follower.onOpen();
+    });
+  }
+  return {
+    close() {
+      meFollowers.delete(follower);
+      if (!meFollowers.size) closeMe();
+    },
+  };
+}
+
+/** Close the shared /me/stream (signing out: its followers belong to the account that left). */
+export function closeMe() {
+  if (meStream) meStream.close();
+  meStream = null;
+  meOpen = false;
 }

@@ -1,17 +1,23 @@
 // The browser table: screens routed by the URL's hash, drawn from the API's answers.
 //   #/login  #/lobby  #/table/<id>  #/replay/<id>?at=N  #/audit/<id>  #/wallet  #/profile
+//   #/friends  #/queue/<ticket id> (#/queue: the open ticket)
 //   #/reset?uid=..&token=..  (the link of a password-reset mail: TONGITS_PASSWORD_RESET_URL)
 
 import {
-  api, ApiError, clearSession, deviceKey, followMe, saveSession, session,
+  api, ApiError, clearSession, closeMe, deviceKey, followMe, saveSession, session,
 } from "./api.js";
 import { h, clear, say } from "./dom.js";
 import {
   LANGUAGES, chooseLanguage, formatList, formatNumber, language, saveLanguage, t, useLanguage,
 } from "./i18n.js";
+import { friendsScreen } from "./friends.js";
 import { botLevel } from "./live-state.js";
+import {
+  PRESETS, matchPanel, openTicketPanel, presetName, queueScreen,
+} from "./matchmaking.js";
 import { avatarImage, shownName } from "./people.js";
 import { profileScreen } from "./profile.js";
+import { startPrompts } from "./prompts.js";
 import { tableScreen } from "./table.js";
 import { replayScreen, auditScreen } from "./after.js";
 import { bonusButton, chips, refreshBalance, walletScreen } from "./wallet.js";
@@ -20,6 +26,8 @@ import { renderWatchList, watchChooser } from "./watch.js";
 const app = document.getElementById("app");
 let cleanup = null;
 let account = null; // GET /me's answer while signed in: names, avatar, language, guest
+let prompts = null; // a friend's invitation and a seated ticket, shown on every screen
+let notice = null; // what the next screen says in the status line ({ text, error })
 
 function route() {
   const hash = location.hash.replace(/^#\/?/, "");
@@ -28,9 +36,23 @@ function route() {
   return { name, id, params: new URLSearchParams(query) };
 }
 
-export function go(hash) {
+/** To the screen of `hash`; `said` ({ text, error }): what its status line says once drawn. */
+export function go(hash, said = null) {
+  notice = said;
   if (location.hash === hash) render();
   else location.hash = hash;
+}
+
+/** Follow the player's stream for what shows on every screen (prompts.js), while signed in. */
+function startFollowing() {
+  if (prompts || !session().token) return;
+  prompts = startPrompts(document.getElementById("prompts"), { go, handleError });
+}
+
+function stopFollowing() {
+  if (prompts) prompts.close();
+  prompts = null;
+  closeMe();
 }
 
 // The page's own texts in index.html (data-i18n="<key>"), in the page's language.
@@ -91,6 +113,8 @@ function showWho() {
       "aria-label": t("Your profile: {name}", { name }) },
     account ? avatarImage(account) : null, h("bdi", {}, name)),
     " ",
+    h("a", { href: "#/friends", "data-testid": "friends-link" }, t("Friends")),
+    " ",
     h("a", { href: "#/wallet", id: "balance", class: "balance", "data-testid": "balance" },
       t("chips")),
     " ",
@@ -106,6 +130,7 @@ async function logout() {
   } catch {
     // the token may already be gone: log out locally anyway
   }
+  stopFollowing();
   clearSession();
   account = null;
   await useLanguage(chooseLanguage(null));
@@ -119,6 +144,8 @@ async function signedIn(token, username) {
   setAccount(await api.me());
   await useLanguage(chooseLanguage(account.language));
   translatePage();
+  stopFollowing(); // another account may have been followed on this page
+  startFollowing();
   go("#/lobby");
 }
 
@@ -131,7 +158,9 @@ async function render() {
   cleanup = null;
   const mine = ++renders;
   app.setAttribute("aria-busy", "true"); // until this screen is drawn
-  say("");
+  const said = notice;
+  notice = null;
+  say(said ? said.text : "", Boolean(said && said.error));
   showLanguageSwitch();
   showWho();
   const r = route();
@@ -150,6 +179,8 @@ async function render() {
     reset: resetScreen,
     wallet: walletScreen,
     profile: profileScreen,
+    friends: friendsScreen,
+    queue: queueScreen,
   };
   const screen = screens[r.name] || (token ? lobbyScreen : loginScreen);
   const ctx = { go, handleError, refreshBalance, account: () => account, setAccount,
@@ -181,6 +212,7 @@ function showFormError(err) {
 
 export function handleError(err) {
   if (err instanceof ApiError && err.status === 401) {
+    stopFollowing();
     clearSession();
     account = null;
     say(t("Your session ended: log in again."));
@@ -306,13 +338,6 @@ function resetScreen(root, r) {
 
 // ------------------------------------------------------------------ lobby
 
-const PRESETS = {
-  // Translators: the name of a preset of rules, in the lobby's "Rules" choice.
-  standard: () => t("standard"),
-  // Translators: the name of a preset of rules (a house's own rules).
-  house: () => t("house"),
-  h19: () => "h19",
-};
 const WATCH_POLL_MS = 15000;
 
 /** "hard (rating 31.2)": a bot level with the rating it earned against the others. */
@@ -378,13 +403,21 @@ export function seatsText(seats) {
   }));
 }
 
-async function lobbyScreen(root) {
+/** The open ticket (GET /me/matchmaking), or null when there is none. */
+function openTicket() {
+  return api.myTicket().catch((err) => {
+    if (err instanceof ApiError && err.status === 404) return null;
+    throw err;
+  });
+}
+
+async function lobbyScreen(root, route, ctx) {
   const { username } = session();
-  const [rooms, wallet, options] = await Promise.all(
-    [api.rooms(), api.wallet(), api.tableOptions()]);
+  const [rooms, wallet, options, ticket] = await Promise.all(
+    [api.rooms(), api.wallet(), api.tableOptions(), openTicket()]);
   const levels = options.bot_levels;
   const presets = Object.keys(PRESETS);
-  const presetText = (p) => PRESETS[p]();
+  const presetText = presetName;
   const [labelA, selA] = select("quick-bot-1", t("First bot"), levels, "easy", levelText);
   const [labelB, selB] = select("quick-bot-2", t("Second bot"), levels, "normal", levelText);
   const [labelP, selP] = select("quick-preset", t("Rules"), presets, "standard", presetText);
@@ -446,8 +479,10 @@ async function lobbyScreen(root) {
     "data-testid": "watch" }, h("h2", { id: "watch-title" }, t("Watch a table")),
   h("p", {}, t("Loading…")));
 
-  root.append(h("h1", {}, t("Lobby")),
-    h("div", { class: "columns" }, quick, friends, purse, mine, open, watchBox));
+  const queued = h("div", {}, openTicketPanel(ticket));
+  root.append(h("h1", {}, t("Lobby")), queued,
+    h("div", { class: "columns" }, quick, matchPanel(rooms, ctx), friends, purse, mine, open,
+      watchBox));
 
   const gameLabel = (g) => {
     if (g.is_my_turn) return h("strong", {}, g.draw_answer ? t("Answer the Draw") : t("Your turn"));
@@ -480,6 +515,14 @@ async function lobbyScreen(root) {
   const notices = followMe({
     onEvent: (type, data) => {
       if (type === "games") drawMine(Array.isArray(data) ? { games: data } : data);
+      // The open ticket's panel follows the ticket's frames.
+      if (type === "ticket_searching" || type === "ticket_cancelled" || type === "matched") {
+        openTicket().then((open) => {
+          const panel = openTicketPanel(open);
+          clear(queued);
+          if (panel) queued.append(panel);
+        }).catch(() => {});
+      }
     },
   });
   clear(open).append(h("h2", { id: "open-title" }, t("Open tables")));
@@ -489,12 +532,12 @@ async function lobbyScreen(root) {
   else {
     open.append(h("ul", { class: "plain" }, others.map((table) => {
       const preset = (table.rules && table.rules.preset) || "custom";
-      const presetName = PRESETS[preset] ? PRESETS[preset]() : t("custom rules");
+      const rulesName = PRESETS[preset] ? PRESETS[preset]() : t("custom rules");
       const owner = table.created_by || "?";
       const line = table.buy_in ?
-        t("{owner}'s table ({rules}, buy-in {chips}): {seats}", { owner, rules: presetName,
+        t("{owner}'s table ({rules}, buy-in {chips}): {seats}", { owner, rules: rulesName,
           chips: chips(table.buy_in), seats: seatsText(table.seats) }) :
-        t("{owner}'s table ({rules}): {seats}", { owner, rules: presetName,
+        t("{owner}'s table ({rules}): {seats}", { owner, rules: rulesName,
           seats: seatsText(table.seats) });
       return h("li", {}, line, " ",
         h("button", {
@@ -533,6 +576,7 @@ async function start() {
   await useLanguage(chooseLanguage(account && account.language));
   translatePage();
   window.addEventListener("hashchange", render);
+  startFollowing();
   render();
 }
 

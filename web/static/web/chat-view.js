@@ -4,6 +4,7 @@
 import { clear, h } from "./dom.js";
 import { formatNumber, t } from "./i18n.js";
 import { avatarImage, shownName } from "./people.js";
+import { personMenu } from "./person-menu.js";
 
 const REASONS = [
   ["abuse", () => t("Abuse")],
@@ -67,7 +68,9 @@ function messageControls(message, state, actions) {
   if (message.username === state.me) return null;
   const name = shownName(message);
   if (state.reported.has(message.id)) {
-    return h("span", { class: "chat-reported", "data-testid": "chat-reported" }, t("Reported"));
+    return [personMenu(state.menus, `message-${message.id}`, message,
+      { onBlocked: actions.blocked }),
+    h("span", { class: "chat-reported", "data-testid": "chat-reported" }, t("Reported"))];
   }
   if (state.reporting === message.id) {
     return h("span", { class: "chat-controls", role: "group",
@@ -78,6 +81,7 @@ function messageControls(message, state, actions) {
     h("button", { type: "button", class: "link", onclick: actions.cancelReport }, t("Cancel")));
   }
   return h("span", { class: "chat-controls" },
+    personMenu(state.menus, `message-${message.id}`, message, { onBlocked: actions.blocked }),
     h("button", { type: "button", class: "link", "data-testid": "chat-mute",
       onclick: () => actions.mute(message) }, t("Mute {name}", { name })),
     h("button", { type: "button", class: "link", "data-testid": "chat-report",

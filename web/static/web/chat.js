@@ -8,6 +8,7 @@ import { api, ApiError, session } from "./api.js";
 import { say } from "./dom.js";
 import { t } from "./i18n.js";
 import { shownName } from "./people.js";
+import { createMenus } from "./person-menu.js";
 import { buildChat, renderChat, renderChatForm } from "./chat-view.js";
 
 export const MAX_LENGTH = 200; // TONGITS_CHAT_MAX_LENGTH
@@ -34,6 +35,15 @@ export function startChat(id, ctx) {
   const draw = () => {
     if (!stopped) renderChat(parts, state, actions);
   };
+  // The menu on each message's author: add them as a friend, or block them.
+  state.menus = createMenus(draw, ctx);
+
+  // Drop what a person wrote (muted or blocked from this page): the server withholds the rest.
+  function forget(username) {
+    for (const [key, m] of state.messages) {
+      if (m.username === username) state.messages.delete(key);
+    }
+  }
 
   function add(items) {
     for (const m of items || []) {
@@ -107,11 +117,13 @@ export function startChat(id, ctx) {
         return;
       }
       state.muted.add(message.username);
-      for (const [key, m] of state.messages) {
-        if (m.username === message.username) state.messages.delete(key);
-      }
+      forget(message.username);
       say(t("{name} is muted: their messages no longer reach you.",
         { name: shownName(message) }));
+      draw();
+    },
+    blocked(entry) {
+      forget(entry.username);
       draw();
     },
     async unmute(username) {
@@ -173,6 +185,11 @@ export function startChat(id, ctx) {
     // few seconds instead, while the table is shown.
     poll() {
       if (!timer) timer = setInterval(() => load().catch(() => {}), POLL_MS);
+    },
+    // Someone blocked from their seat: their lines go from this page at once.
+    forget(username) {
+      forget(username);
+      draw();
     },
     close() {
       stopped = true;

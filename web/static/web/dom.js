@@ -27,6 +27,13 @@ function append(el, children) {
   }
 }
 
+/** Replace what `el` holds with `children` (nested arrays, null and false as h() takes them). */
+export function fill(el, ...children) {
+  clear(el);
+  append(el, children);
+  return el;
+}
+
 export function clear(el) {
   while (el.firstChild) el.removeChild(el.firstChild);
   return el;
@@ -38,4 +45,24 @@ export function say(text, isError = false) {
   if (!status) return;
   status.textContent = text;
   status.classList.toggle("error", Boolean(isError));
+}
+
+/** A selector that finds `el` again once it is drawn anew: its data-focus-key, else its
+ * data-testid with the person (data-username) it is about. */
+function focusSelector(el) {
+  const { focusKey, testid, username } = el.dataset;
+  if (focusKey) return `[data-focus-key="${CSS.escape(focusKey)}"]`;
+  if (!testid) return null;
+  const who = username ? `[data-username="${CSS.escape(username)}"]` : "";
+  return `[data-testid="${CSS.escape(testid)}"]${who}`;
+}
+
+/** Run `draw`, which redraws part of `container`, keeping the keyboard on the same control. */
+export function keepFocus(container, draw) {
+  const el = document.activeElement;
+  const selector = el && el !== container && container.contains(el) ? focusSelector(el) : null;
+  draw();
+  if (!selector) return;
+  const again = container.querySelector(selector);
+  if (again && again !== document.activeElement) again.focus({ preventScroll: true });
 }

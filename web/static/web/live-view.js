@@ -11,6 +11,7 @@ import {
   seatName, secondsLeft, turnText,
 } from "./live-state.js";
 import { person } from "./people.js";
+import { personMenu } from "./person-menu.js";
 import { chips } from "./wallet.js";
 
 const SEATS = [0, 1, 2];
@@ -72,7 +73,7 @@ export function renderAll(parts, state, actions) {
   parts.screen.dataset.status = payload.status;
   renderWatching(parts, state);
   renderTurn(parts, state);
-  renderOpponents(parts.opponents, state);
+  renderOpponents(parts.opponents, state, actions);
   renderCentre(parts.centre, state);
   renderMelds(parts.melds, state);
   renderHand(parts, state, actions);
@@ -132,8 +133,9 @@ export function seatPerson(state, seat) {
   return seatName(state, seat);
 }
 
-/** Opponents: cards in hand, opened, rounds won, chips; their hands once revealed. */
-export function renderOpponents(el, state) {
+/** Opponents: cards in hand, opened, rounds won, chips; their hands once revealed; a menu on
+ * each person (add as a friend, block) when `actions.menus` is given. */
+export function renderOpponents(el, state, actions = {}) {
   const view = state.payload.view;
   clear(el);
   for (const seat of SEATS) {
@@ -143,7 +145,9 @@ export function renderOpponents(el, state) {
       tn("{n} card", "{n} cards", count);
     el.append(h("div", { class: `opponent${view.turn === seat ? " active" : ""}`,
       "data-testid": "opponent", "data-seat": seat },
-    h("h2", {}, seatPerson(state, seat)),
+    h("div", { class: "seat-head" }, h("h2", {}, seatPerson(state, seat)),
+      actions.menus ? personMenu(actions.menus, `seat-${seat}`, seatEntry(state, seat),
+        { onBlocked: actions.blocked }) : null),
     h("p", {}, h("span", { "data-testid": "opponent-count" }, cards),
       (view.opened || [])[seat] ? [" · ", t("opened")] : ""),
     h("p", {}, t("Rounds won {wins} · chips {chips}", {
@@ -363,14 +367,16 @@ function rememberFocus(parts) {
   const el = document.activeElement;
   if (!el || !parts.screen.contains(el)) return null;
   return { card: el.dataset.card, command: el.dataset.command,
-    inCommands: parts.commands.contains(el), testid: el.dataset.testid };
+    inCommands: parts.commands.contains(el), testid: el.dataset.testid,
+    key: el.dataset.focusKey };
 }
 
 function restoreFocus(parts, focus) {
   if (!focus) return;
   const { hand, commands } = parts;
   let el = null;
-  if (focus.card) el = hand.querySelector(`[data-card="${focus.card}"]`);
+  if (focus.key) el = parts.screen.querySelector(`[data-focus-key="${CSS.escape(focus.key)}"]`);
+  if (!el && focus.card) el = hand.querySelector(`[data-card="${focus.card}"]`);
   if (!el && focus.command) {
     el = [...commands.querySelectorAll("button")].find((b) => b.dataset.command === focus.command);
   }

@@ -2,7 +2,7 @@
 // stream (`view` frames) and the answers to our own commands.
 
 import { api, ApiError, followGame, followMe, session } from "./api.js";
-import { clear, h, say } from "./dom.js";
+import { clear, h, keepFocus, say } from "./dom.js";
 import { formatNumber, t } from "./i18n.js";
 import {
   addEvents, applyCommandAnswer, applyPayload, clearSelection, createState, isFinished, seatLabel,
@@ -10,9 +10,10 @@ import {
 } from "./live-state.js";
 import {
   appendEvents, buildTable, renderAll, renderCommands, renderCountdown, renderLeave,
-  renderSettlement,
+  renderOpponents, renderSettlement,
 } from "./live-view.js";
 import { person } from "./people.js";
+import { createMenus, personMenu } from "./person-menu.js";
 import { chips } from "./wallet.js";
 import { startChat } from "./chat.js";
 import { startRematch } from "./rematch.js";
@@ -28,13 +29,14 @@ export async function tableScreen(root, route, ctx) {
 
 // ------------------------------------------------------------------ waiting room
 
-/** A waiting room's seat: the person (avatar and names), a bot's level, or an open seat. */
-function seatLine(seat) {
+/** A waiting room's seat: the person (avatar and names, and a menu on another person), a bot's
+ * level, or an open seat. */
+function seatLine(seat, menu) {
   const number = formatNumber(Number(seat.seat ?? 0) + 1);
   const pending = seat.invitation === "pending";
   if (seat.username || seat.display_name) {
     return [t("Seat {n}:", { n: number }), " ", person(seat),
-      pending ? [" ", t("(invited, not yet accepted)")] : null];
+      pending ? [" ", t("(invited, not yet accepted)")] : null, menu ? [" ", menu] : null];
   }
   if (seat.kind === "open") return t("Seat {n}: open seat", { n: number });
   return t("Seat {n}: {who}", { n: number, who: seatLabel(seat, seat.seat) });
@@ -61,9 +63,14 @@ function waitingRoom(root, id, first, ctx) {
     }
   };
   let current = first;
+  const menus = createMenus(() => draw(current), ctx);
 
   function draw(table) {
     current = table;
+    keepFocus(box, () => drawSeats(table));
+  }
+
+  function drawSeats(table) {
     clear(box);
     const seats = table.seats || [];
     const mine = seats.find((s) => s.username === username);
@@ -78,7 +85,9 @@ function waitingRoom(root, id, first, ctx) {
         "moved into the table's escrow at the start; the most anyone can lose.",
       { chips: chips(table.buy_in) })) : null,
       h("ol", { class: "plain", "data-testid": "waiting-seats" },
-        seats.map((s) => h("li", { "data-seat": s.seat }, seatLine(s)))),
+        seats.map((s) => h("li", { "data-seat": s.seat }, seatLine(s,
+          s.username === username ? null : personMenu(menus, `seat-${s.seat}`, s,
+            { onBlocked: () => refresh().catch(() => {}) }))))),
       h("div", { class: "buttons" },
         !mine && hasOpen ? h("button", { type: "button", "data-testid": "join-table",
           onclick: act(() => api.join(id)) }, t("Take the open seat")) : null,
@@ -179,6 +188,9 @@ function liveTable(root, id, table, ctx) {
       renderLeave(parts.leave, state, actions);
     },
     resign: () => resign(),
+    // A person's seat menu: add them as a friend, or block them (their chat lines go too).
+    menus: createMenus(() => renderOpponents(parts.opponents, state, actions), ctx),
+    blocked: (entry) => chat.forget(entry.username),
   };
 
   function draw() {
