@@ -86,8 +86,14 @@ class Presence(models.Model):
     streams come or go, a match of theirs starts or ends, or they hide or show it; never on a
     read."""
 
+    # No foreign key in the database: the stream watcher's writes touch this table alone
+    # (social.presence.look); rows go with their account (social.services.forget_user).
     user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="+"
+        settings.AUTH_USER_MODEL,
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_constraint=False,
     )
     online = models.BooleanField(
         default=False, help_text="A stream of theirs was open when last looked (not the truth)."

@@ -43,16 +43,16 @@ _looker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="presence")
 
 _USERS = get_user_model()._meta.db_table
 
-# Both write only for accounts that exist (a stream may close after its account's row went).
 _ONLINE = f"""
 INSERT INTO {Presence._meta.db_table} (user_id, online, last_seen, changed_at)
-SELECT id, %(online)s, %(now)s, %(now)s FROM {_USERS} WHERE id = %(user)s
+VALUES (%(user)s, %(online)s, %(now)s, %(now)s)
 ON CONFLICT (user_id) DO UPDATE
 SET online = EXCLUDED.online, last_seen = EXCLUDED.last_seen, changed_at = EXCLUDED.changed_at
 WHERE {Presence._meta.db_table}.online IS DISTINCT FROM EXCLUDED.online
 RETURNING user_id
 """
 
+# Only for accounts that exist (the record has no foreign key: see ``look``).
 _TOUCH = f"""
 INSERT INTO {Presence._meta.db_table} (user_id, online, changed_at)
 SELECT u.id, false, %(now)s FROM {_USERS} u WHERE u.id = ANY(%(users)s::bigint[])
@@ -111,14 +111,23 @@ def touch(user_ids: Iterable[int], *, shown_only: bool = True) -> None:
 
 def look(user_id: int) -> bool:
     """Record whether a stream of the person is open now (their stream places say), and wake
-    their friends if that changed; whether it changed."""
+    their friends if that changed (unless they hide their presence); whether it changed.
+
+    Three statements, each on one table and committed on its own (the record has no foreign
+    key to check on commit), so a look never holds one table while it waits for another: it
+    cannot deadlock with whatever locks several tables at once, such as a TRUNCATE of them all.
+    Not being one transaction costs nothing but a wake-up lost in a crash between the two
+    writes."""
     online = user_id in stream_slots.holders([user_id])
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(_ONLINE, {"user": user_id, "online": online, "now": timezone.now()})
-            changed = cursor.fetchone() is not None
-        if changed:
-            wake_friends([user_id])
+    users = get_user_model().objects.filter(pk=user_id)
+    shown = users.values_list("show_presence", flat=True).first()
+    if shown is None:
+        return False  # the account went (a stream may close after its row did)
+    with connection.cursor() as cursor:
+        cursor.execute(_ONLINE, {"user": user_id, "online": online, "now": timezone.now()})
+        changed = cursor.fetchone() is not None
+    if changed and shown:
+        wake_friends([user_id], shown_only=False)
     return changed
 
 
