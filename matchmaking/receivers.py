@@ -15,10 +15,11 @@ from matchmaking.models import Member, Ticket
 @receiver(account_signals.account_deleted)
 def account_deleted(sender: Any, *, user_id: int, at: datetime, **_: Any) -> None:
     """Inside the deletion's transaction: every ticket the person was in or asked to join ends."""
-    open_tickets = Ticket.objects.select_for_update().filter(
-        status__in=Ticket.OPEN,
-        members__user_id=user_id,
-        members__status__in=(Member.Status.JOINED, Member.Status.INVITED),
-    )
-    for ticket in open_tickets.distinct():
-        services.end(ticket, "member_left", now=at)
+    ids = Member.objects.filter(
+        user_id=user_id,
+        status__in=(Member.Status.JOINED, Member.Status.INVITED),
+        ticket__status__in=Ticket.OPEN,
+    ).values_list("ticket_id", flat=True)
+    for ticket in Ticket.objects.select_for_update().filter(pk__in=list(ids)):
+        if ticket.status in Ticket.OPEN:
+            services.end(ticket, "member_left", now=at)

@@ -252,7 +252,18 @@ def test_a_generated_client_plays_a_match_and_reads_everything(generated, worker
     )  # fmt: skip
     assert again.token != registered.token
     # The check itself: a field the model does not declare is caught.
-    me_body = {"id": 1, "username": "x", "email": "", "date_joined": "2026-01-01T00:00:00Z"}
+    me_body = {
+        "id": 1,
+        "username": "x",
+        "email": "",
+        "date_joined": "2026-01-01T00:00:00Z",
+        "display_name": "x",
+        "avatar": "sun",
+        "country": "",
+        "language": "",
+        "guest": False,
+        "show_presence": True,
+    }
     assert undeclared(models.UserOutput.from_dict({**me_body, "salt": "s"})) != []
     assert undeclared(models.UserOutput.from_dict(me_body)) == []
     elapsed = time.monotonic() - started
