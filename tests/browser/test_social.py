@@ -296,7 +296,7 @@ def test_a_public_table_is_listed_with_its_spectators_and_watched_read_only(
     assert ben.get_by_test_id("hand-card").count() == 0
     assert ben.get_by_test_id("legal-command").count() == 0
     assert ben.get_by_test_id("resign").count() == 0
-    assert ben.get_by_text("This table has no chat for spectators").is_visible()
+    ben.get_by_text("This table has no chat for spectators").wait_for()  # once the chat is read
     check(ben, "a watched table")
 
     # The count goes up: Ben's watch is one spectator stream (counted every few seconds).
