@@ -124,3 +124,21 @@ def test_accounts_that_held_one_identity_are_kept_apart(user_factory):
     assert matcher.match_once() == 1
     (seated,) = tables_of(tickets).values()
     assert not {ana.pk, alt.pk} <= set(seated)
+
+
+def test_deleting_an_account_ends_its_tickets_and_its_party_is_told(user_factory):
+    from accounts import services as accounts
+    from tests.conftest import DEFAULT_PASSWORD
+
+    ana, ben = person(user_factory), person(user_factory)
+    friends(ana, ben)
+    party = queue(ana, friends=[ben.username])
+    accounts.account_delete(user=ben, password=DEFAULT_PASSWORD)
+    party.refresh_from_db()
+    assert (party.status, party.reason) == ("cancelled", "member_left")
+    told = TicketEvent.objects.get(ticket=party, user=ana, kind="cancelled")
+    assert told.data["reason"] == "member_left"
+    alone = queue(ana)
+    accounts.account_delete(user=ana, password=DEFAULT_PASSWORD)
+    alone.refresh_from_db()
+    assert alone.status == "cancelled"
