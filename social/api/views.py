@@ -72,7 +72,7 @@ class FriendsApi(APIView):
         responses={
             200: FriendSerializer,
             201: FriendSerializer,
-            **error_responses(400, 401, 409),
+            **error_responses(400, 401, 409, 415),
         },
     )
     def post(self, request: Request) -> Response:
@@ -123,7 +123,7 @@ class BlocksApi(APIView):
         tags=TAGS,
         request=UsernameInputSerializer,
         examples=[OpenApiExample("block", value={"username": "ben"}, request_only=True)],
-        responses={200: BlockSerializer, 201: BlockSerializer, **error_responses(400, 401)},
+        responses={200: BlockSerializer, 201: BlockSerializer, **error_responses(400, 401, 415)},
     )
     def post(self, request: Request) -> Response:
         data = UsernameInputSerializer(data=request.data)

@@ -134,3 +134,10 @@ def test_the_matchmakers_selectors(people):
     assert not selectors.are_friends(ana.user.pk, dan.user.pk)  # a request only
     assert selectors.friend_ids(ana.user.pk) == {ben.user.pk, cora.user.pk}
     assert selectors.friend_ids(dan.user.pk) == set()
+
+
+def test_a_body_that_is_not_json_is_refused_with_415(people):
+    ana = people[0]
+    for url in (FRIENDS, BLOCKS):
+        response = ana.post(url, "username=ben", content_type="text/plain")
+        assert_error(response, 415, "unsupported_media_type")
