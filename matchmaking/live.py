@@ -1,6 +1,7 @@
 """The matchmaker's frames on ``/me/stream`` (a ``games.live.streams.MeSource``): each of the
 person's ``TicketEvent`` rows after the position the stream has seen, as ``ticket_searching``,
-``matched`` (with the game id) or ``ticket_cancelled`` (with the reason) frames."""
+``ticket_updated`` (a friend joined a forming party), ``matched`` (with the game id) or
+``ticket_cancelled`` (with the reason) frames."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from matchmaking.models import TicketEvent
 
 FRAMES = {
     TicketEvent.Kind.SEARCHING: "ticket_searching",
+    TicketEvent.Kind.UPDATED: "ticket_updated",
     TicketEvent.Kind.MATCHED: "matched",
     TicketEvent.Kind.CANCELLED: "ticket_cancelled",
 }

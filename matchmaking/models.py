@@ -107,6 +107,7 @@ class TicketEvent(models.Model):
 
     class Kind(models.TextChoices):
         SEARCHING = "searching", "the ticket searches"
+        UPDATED = "updated", "a friend joined the party"
         MATCHED = "matched", "the ticket's people are seated"
         CANCELLED = "cancelled", "the ticket ended without a table"
 

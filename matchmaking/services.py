@@ -262,11 +262,16 @@ def ticket_join(*, user: Any, ticket_id: uuid.UUID | str) -> Ticket:
             member.save(update_fields=["status", "active", "joined_at"])
     except IntegrityError as exc:
         raise AlreadySearching() from exc
+    everyone = [
+        m.user_id for m in members if m.status in (Member.Status.JOINED, Member.Status.INVITED)
+    ]
     if all(m.status == Member.Status.JOINED or m.pk == member.pk for m in members):
         ticket.status, ticket.searching_since = Ticket.Status.SEARCHING, now
         ticket.save(update_fields=["status", "searching_since"])
-        tell(ticket, TicketEvent.Kind.SEARCHING, [m.user_id for m in members])
+        tell(ticket, TicketEvent.Kind.SEARCHING, everyone)
         _wake_matcher()
+    else:
+        tell(ticket, TicketEvent.Kind.UPDATED, everyone, joined=user.username)
     return ticket
 
 

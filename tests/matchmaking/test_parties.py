@@ -75,6 +75,9 @@ def test_a_decline_or_a_member_leaving_ends_the_party_and_the_others_are_told(us
     friends(ana, cy)
     party = queue(ana, friends=[ben.username, cy.username])
     services.ticket_join(user=ben, ticket_id=party.pk)
+    updated = TicketEvent.objects.filter(ticket=party, kind="updated")
+    assert set(updated.values_list("user_id", flat=True)) == {ana.pk, ben.pk, cy.pk}
+    assert {e.data["joined"] for e in updated} == {ben.username}
     services.ticket_decline(user=cy, ticket_id=party.pk)
     party.refresh_from_db()
     assert (party.status, party.reason) == ("cancelled", "member_declined")
