@@ -405,7 +405,9 @@ class MeApi(APIView):
     @extend_schema(
         operation_id="me_delete",
         summary="Delete my account (with my password): nothing personal remains",
-        description="Sessions end; name, e-mail and password are erased; history and stats "
+        description="Confirmed with the password, or for an account without one (a guest's, an "
+        'Apple or Google one\'s) with `{"confirm": "<username>"}`. Sessions end; name, e-mail, '
+        "password, profile and every way in (logins) are erased; history and stats "
         "leave the public reads. Finished games keep their events (hash chains intact) and show "
         '"deleted player"; a running match counts them as resigned. The wallet\'s chips go to '
         "the house (an `account_deleted` entry), and so do chips a running match pays the seat "
