@@ -203,6 +203,12 @@ def match_room(room: str, rules_key: str, rated: bool, *, now: datetime | None =
             people[ticket_id].append(user_id)
         tickets = {t.pk: t for t in rows if people[t.pk]}
         everyone = [uid for ids in people.values() for uid in ids]
+        due = any(
+            t.bots_after is not None and (now - t.searching_since).total_seconds() >= t.bots_after
+            for t in tickets.values()
+        )
+        if len(everyone) < 3 and not due:  # no table can form: spare the pass its reads
+            return 0
         kept_apart = social.blocked_pairs(everyone) | accounts.linked_pairs(everyone)
         candidates = _candidates(list(tickets.values()), people, now)
         while candidates:
