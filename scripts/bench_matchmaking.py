@@ -56,7 +56,6 @@ import os
 import random
 import resource
 import signal
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -75,8 +74,13 @@ from bench_players import (
     pct,
     reset_database,
     settle,
+    start_stack,
+    wait_healthy,
 )
 from bench_players import _classify as classify
+
+#: The stack's runtime files are in var/<NAME>, its log in var/<NAME>.log.
+NAME = "bench-matchmaking"
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -495,48 +499,6 @@ def cores(snaps: list[Snapshot]) -> float:
 # ---------------------------------------------------------------- the stack
 
 
-def start_stack(port: int, database_url: str, broker: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env.pop("DJANGO_DEBUG", None)
-    env.update(
-        DATABASE_URL=database_url,
-        CELERY_BROKER_URL=broker,
-        PORT=str(port),
-        TONGITS_VAR_DIR=str(ROOT / "var" / "bench-matchmaking"),
-        LOG_LEVEL="WARNING",
-        # Thousands of people from one address: counted by the throttles, never refused.
-        TONGITS_THROTTLE_EXEMPT="127.0.0.1,::1",
-    )
-    log = ROOT / "var" / "bench-matchmaking.log"
-    log.parent.mkdir(exist_ok=True)
-    return subprocess.Popen(
-        [sys.executable, "-m", "ops.stack"],
-        cwd=ROOT,
-        env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def wait_healthy(port: int, timeout: float = 90.0) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
-                sock.sendall(
-                    b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-                )
-                if sock.recv(64).startswith(b"HTTP/1.1 200"):
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise SystemExit("the stack's /healthz did not answer; see var/bench-matchmaking.log")
-
-
 # ---------------------------------------------------------------- the database's account
 
 
@@ -637,11 +599,11 @@ def run(args: argparse.Namespace) -> None:
     ]
     port = free_port()
     servers = find_servers(args.database_url, args.broker)
-    stack = start_stack(port, args.database_url, args.broker)
+    stack = start_stack(port, args.database_url, args.broker, name=NAME)
     fork = multiprocessing.get_context("fork")
     pipes, procs = [], []
     try:
-        wait_healthy(port)
+        wait_healthy(port, name=NAME)
         time.sleep(3.0)  # past the stack's start-up work
         for _ in range(args.procs):
             parent, child = fork.Pipe()

@@ -495,19 +495,23 @@ def pct(values: list[float], q: float) -> float:
 # ---------------------------------------------------------------- the stack
 
 
-def start_stack(port: int, database_url: str, broker: str) -> subprocess.Popen[bytes]:
+def start_stack(
+    port: int, database_url: str, broker: str, name: str = "bench-players"
+) -> subprocess.Popen[bytes]:
+    """The stack as `make run` starts it, its runtime files in var/<name> and its log in
+    var/<name>.log."""
     env = dict(os.environ)
     env.pop("DJANGO_DEBUG", None)
     env.update(
         DATABASE_URL=database_url,
         CELERY_BROKER_URL=broker,
         PORT=str(port),
-        TONGITS_VAR_DIR=str(ROOT / "var" / "bench-players"),
+        TONGITS_VAR_DIR=str(ROOT / "var" / name),
         LOG_LEVEL="WARNING",
         # Thousands of players from one address: counted by the throttles, never refused.
         TONGITS_THROTTLE_EXEMPT="127.0.0.1,::1",
     )
-    log = ROOT / "var" / "bench-players.log"
+    log = ROOT / "var" / f"{name}.log"
     log.parent.mkdir(exist_ok=True)
     return subprocess.Popen(
         [sys.executable, "-m", "ops.stack"],
@@ -519,7 +523,7 @@ def start_stack(port: int, database_url: str, broker: str) -> subprocess.Popen[b
     )
 
 
-def wait_healthy(port: int, timeout: float = 90.0) -> None:
+def wait_healthy(port: int, timeout: float = 90.0, name: str = "bench-players") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -532,7 +536,7 @@ def wait_healthy(port: int, timeout: float = 90.0) -> None:
         except OSError:
             pass
         time.sleep(0.3)
-    raise SystemExit("the stack's /healthz did not answer; see var/bench-players.log")
+    raise SystemExit(f"the stack's /healthz did not answer; see var/{name}.log")
 
 
 def settle(database_url: str) -> None:
