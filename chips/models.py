@@ -117,9 +117,13 @@ class Entry(models.Model):
         REFUND = "refund", "an aborted match's buy-ins, back"
         ADJUSTMENT = "adjustment", "a staff correction or grant, with a reason"
         ACCOUNT_DELETED = "account_deleted", "a deleted account's chips, to the house"
+        TOURNAMENT_ENTRY = "tournament_entry", "a tournament's buy-in (to its escrow) and fee"
+        TOURNAMENT_REFUND = "tournament_refund", "a tournament's buy-in and fee, back"
+        TOURNAMENT_PRIZE = "tournament_prize", "a tournament's prize, out of its escrow"
+        SEASON_REWARD = "season_reward", "a weekly leaderboard's reward"
 
     id = models.BigAutoField(primary_key=True)
-    cause = models.CharField(max_length=16, choices=Cause.choices)
+    cause = models.CharField(max_length=24, choices=Cause.choices)
     key = models.CharField(
         max_length=200, unique=True, help_text="cause:reference (payout:<game>)."
     )

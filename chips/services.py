@@ -7,6 +7,8 @@ each cause posts once however often it is asked for:
     signup_grant:<user>               daily_bonus:<user>:<YYYY-MM-DD>
     buy_in:<game>   payout:<game>     refund:<game>
     adjustment:<staff>:<key>          account_deleted:<user>[:<game>]
+    tournament_entry:<registration>   tournament_refund:<registration>
+    tournament_prize:<tournament>:<place>    season_reward:<room>:<week>:<user>
 
 Services raise domain errors (``chips.errors``); they know no HTTP and no game: the games'
 lobby and settlement hand in seats as user ids (None for a bot: the house plays it).
@@ -280,3 +282,111 @@ def settle_stakes(
             if owner is not None and account in found.closed:
                 _sweep_closed(account, owner, f"account_deleted:{owner}:{game_id}")
     return posted
+
+
+# ---------------------------------------------------------------- tournaments and seasons
+
+
+def tournament_enter(
+    *, tournament_id: uuid.UUID | str, registration_id: int, user_id: int, buy_in: int, fee: int
+) -> ledger.Posted | None:
+    """A registration's buy-in into the tournament's escrow and its fee to the house, one entry
+    in the caller's transaction (the registration's); ``InsufficientChips`` when the wallet
+    cannot cover both, and nothing is taken."""
+    if buy_in + fee <= 0:
+        return None
+    with transaction.atomic(savepoint=False):
+        wallet = open_wallet(user_id)
+        postings: dict[int, int] = defaultdict(int)
+        postings[wallet] -= buy_in + fee
+        if buy_in:
+            postings[ledger.ensure_escrow(tournament_id)] += buy_in
+        if fee:
+            postings[ledger.house_id()] += fee
+        try:
+            return ledger.post(
+                cause=Cause.TOURNAMENT_ENTRY,
+                key=f"tournament_entry:{registration_id}",
+                postings=postings,
+                user_id=user_id,
+                data={"tournament": str(tournament_id), "buy_in": buy_in, "fee": fee},
+            )
+        except ledger.Short:
+            raise InsufficientChips(
+                _(
+                    "This tournament's buy-in and fee are %(total)s chips: your wallet does not "
+                    "hold that many."
+                )
+                % {"total": buy_in + fee}
+            ) from None
+
+
+def tournament_refund(
+    *, tournament_id: uuid.UUID | str, registration_id: int, user_id: int, buy_in: int, fee: int
+) -> ledger.Posted | None:
+    """A registration's buy-in (out of the escrow) and fee (from the house) back to its wallet
+    (a deleted account's: to the house), once per registration however often it is asked."""
+    if buy_in + fee <= 0:
+        return None
+    with transaction.atomic(savepoint=False):
+        wallet = open_wallet(user_id)
+        postings: dict[int, int] = defaultdict(int)
+        postings[wallet] += buy_in + fee
+        if buy_in:
+            postings[ledger.ensure_escrow(tournament_id)] -= buy_in
+        if fee:
+            postings[ledger.house_id()] -= fee
+        posted = ledger.post(
+            cause=Cause.TOURNAMENT_REFUND,
+            key=f"tournament_refund:{registration_id}",
+            postings=postings,
+            user_id=user_id,
+            data={"tournament": str(tournament_id), "buy_in": buy_in, "fee": fee},
+        )
+        if Account.objects.filter(pk=wallet, closed_at__isnull=False).exists():
+            _sweep_closed(wallet, user_id, f"account_deleted:{user_id}:{registration_id}")
+    return posted
+
+
+def tournament_prize(
+    *, tournament_id: uuid.UUID | str, place: int, user_id: int | None, amount: int
+) -> ledger.Posted | None:
+    """One place's prize out of the tournament's escrow: to the winner's wallet, or back to
+    the house when a bot holds the place. Keyed by the tournament and the place, so a payment
+    run twice, late or after a worker died half-way pays each prize exactly once."""
+    if amount <= 0:
+        return None
+    with transaction.atomic(savepoint=False):
+        to = ledger.house_id() if user_id is None else open_wallet(user_id)
+        posted = ledger.post(
+            cause=Cause.TOURNAMENT_PRIZE,
+            key=f"tournament_prize:{tournament_id}:{place}",
+            postings={ledger.ensure_escrow(tournament_id): -amount, to: amount},
+            user_id=user_id,
+            data={"tournament": str(tournament_id), "place": place, "amount": amount},
+        )
+        if user_id is not None and Account.objects.filter(pk=to, closed_at__isnull=False).exists():
+            _sweep_closed(to, user_id, f"account_deleted:{user_id}:{tournament_id}:{place}")
+    return posted
+
+
+def escrow_balance(owner_id: uuid.UUID | str) -> int:
+    """What an escrow (a table's or a tournament's) holds now; 0 if it has none."""
+    escrow = ledger.escrow_of(owner_id)
+    if escrow is None:
+        return 0
+    return ledger.balances([escrow]).get(escrow, 0)
+
+
+def season_reward(*, season_key: str, user_id: int, amount: int, place: int) -> ledger.Posted:
+    """A weekly leaderboard's reward from the house, once per week per player: the key names
+    the room, the week and the player."""
+    with transaction.atomic(savepoint=False):
+        wallet = open_wallet(user_id)
+        return ledger.post(
+            cause=Cause.SEASON_REWARD,
+            key=f"season_reward:{season_key}:{user_id}",
+            postings={ledger.house_id(): -amount, wallet: amount},
+            user_id=user_id,
+            data={"season": season_key, "place": place, "amount": amount},
+        )

@@ -438,6 +438,38 @@ def table_matched(
     return game
 
 
+def table_arranged(
+    *,
+    seats: list[Any],
+    rules: dict[str, Any],
+    created_by: Any,
+    visibility: str = Game.Visibility.PUBLIC,
+) -> Game:
+    """A table whose seats were decided elsewhere (a tournament's draw), started at once in
+    the caller's transaction: each of ``seats`` a user (who registered to play) or a bot level.
+    Casual and with nothing at stake: what the match is played for is booked by the caller.
+    ``created_by``: the first person seated, else the given user (a table of bots)."""
+    if len(seats) != 3:
+        raise InvalidSeats(_("Give exactly three seats."))
+    people = [s for s in seats if not isinstance(s, str)]
+    creator = people[0] if people else created_by
+    with transaction.atomic():
+        game = Game.objects.create(
+            rules=rules, created_by=creator, rated=False, buy_in=0, visibility=visibility
+        )
+        now = timezone.now()
+        rows = [
+            Seat(game=game, index=index, bot_level=seat)
+            if isinstance(seat, str)
+            else Seat(game=game, index=index, user=seat, joined_at=now)
+            for index, seat in enumerate(seats)
+        ]
+        Seat.objects.bulk_create(rows)
+        _start(game, rows, creator)
+    game.refresh_from_db()
+    return game
+
+
 def seated_now(user_ids: list[int]) -> set[int]:
     """Which of these users sit at a table waiting for players or in play."""
     busy = (Game.Status.WAITING, Game.Status.ACTIVE)

@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "chat",
     "social",
     "matchmaking",
+    "tournaments",
     "web",
     "ops",
 ]
@@ -305,6 +306,8 @@ SPECTACULAR_SETTINGS = {
         # The rematch's status and answers keep the tables' and invitations' names free.
         "RematchStatusEnum": ["open", "started", "declined", "lapsed"],
         "RematchAnswerEnum": ["accepted", "declined", "pending"],
+        "TournamentStatusEnum": ["registering", "running", "finished", "cancelled"],
+        "TournamentFormatEnum": ["sit_and_go", "scheduled"],
         "StatusEnum": ["waiting", "active", "finished", "abandoned", "aborted"],
         "AnswerEnum": ["accept", "decline"],
         # The rounds' end reasons keep their name beside the chat reports' reasons.
@@ -620,7 +623,20 @@ TONGITS_PARTY_INVITE_SECONDS = env_float("TONGITS_PARTY_INVITE_SECONDS", 120.0)
 # The matcher runs at least this often (widening windows and bots fall due with time alone).
 TONGITS_MATCH_INTERVAL_SECONDS = env_float("TONGITS_MATCH_INTERVAL_SECONDS", 1.0)
 
+# Tournaments (tournaments/, docs/tournaments.md). Their loop asks what is due at least this
+# often; registered people hear of a scheduled start this long before it; the sweeper moves on
+# a running tournament untouched this long; a pause between two prizes (fault drills only).
+TONGITS_TOURNAMENT_POLL_SECONDS = env_float("TONGITS_TOURNAMENT_POLL_SECONDS", 1.0)
+TONGITS_TOURNAMENT_REMIND_SECONDS = env_float("TONGITS_TOURNAMENT_REMIND_SECONDS", 300.0)
+TONGITS_TOURNAMENT_STALLED_SECONDS = env_float("TONGITS_TOURNAMENT_STALLED_SECONDS", 60.0)
+TONGITS_TOURNAMENT_PRIZE_PAUSE_SECONDS = env_float("TONGITS_TOURNAMENT_PRIZE_PAUSE_SECONDS", 0.0)
+
 CELERY_BEAT_SCHEDULE = {
+    "tournaments-sweep": {
+        "task": "tournaments.tasks.sweep",
+        "schedule": TONGITS_SWEEP_INTERVAL_SECONDS,
+        "options": {"expires": TONGITS_SWEEP_INTERVAL_SECONDS},
+    },
     "sweep": {
         "task": "games.tasks.sweep",
         "schedule": TONGITS_SWEEP_INTERVAL_SECONDS,

@@ -25,6 +25,7 @@ api_v1 = [
     path("", include("notifications.api.urls")),
     path("", include("chat.api.urls")),
     path("", include("matchmaking.api.urls")),
+    path("", include("tournaments.api.urls")),
     path("", include("social.api.urls")),
 ]
 

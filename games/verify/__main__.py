@@ -1,4 +1,5 @@
-"""``python -m games.verify export.json [--public-key HEX]``: verify an exported game offline.
+"""``python -m games.verify export.json [--public-key HEX]``: verify an exported game, or an
+exported tournament (its draw, matches, standings and payouts), offline.
 
 Exit status 0 when the game is sound, 1 (naming the first failure) when it is not, 2 for a
 usage error. Needs no Django and no database.
@@ -11,6 +12,7 @@ import json
 import sys
 
 from games.verify.core import key_id, verify_export
+from games.verify.tournaments import TOURNAMENT_FORMAT, verify_tournament_export
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +20,11 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m games.verify",
         description="Check an exported Tongits game: chain, receipts, deals, legality, seal.",
     )
-    parser.add_argument("export", help="the JSON of GET /api/v1/games/{id}/export ('-': stdin)")
+    parser.add_argument(
+        "export",
+        help="the JSON of GET /api/v1/games/{id}/export or of GET /api/v1/tournaments/{id}/export "
+        "('-': stdin)",
+    )
     parser.add_argument(
         "--public-key",
         action="append",
@@ -38,6 +44,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FAIL: cannot read {args.export}: {exc}")
         return 1
     keys = {key_id(k.lower()): k.lower() for k in args.public_key}
+    if isinstance(doc, dict) and doc.get("format") == TOURNAMENT_FORMAT:
+        failure = verify_tournament_export(doc, keys or None)
+        if failure is not None:
+            print(f"FAIL: {failure}")
+            return 1
+        tables = len(doc.get("tables", []))
+        print(f"OK: tournament {doc.get('tournament')} is sound ({tables} tables, sealed)")
+        return 0
     failure = verify_export(doc, keys or None)
     if failure is not None:
         print(f"FAIL: {failure}")
