@@ -43,6 +43,7 @@ PYTHON_PACKAGES = (
     "runtime",
     "social",
     "tongits_site",
+    "tournaments",
     "web",
 )
 PYTHON_KEYWORDS = {

@@ -84,9 +84,7 @@ def test_only_staff_create_and_cancel(auth_client, staff):
     assert auth_client.post(url(made.pk, "/cancel")).status_code == 403
 
 
-def test_register_and_unregister_move_the_buy_in_and_fee_once(
-    staff, auth_client_factory, settings
-):
+def test_register_and_unregister_move_the_buy_in_and_fee_once(staff, auth_client_factory, settings):
     made = create(staff.user, buy_in=100, fee=10)
     client = auth_client_factory()
     response = client.post(url(made.pk, "/registration"), {"seed": "lucky"}, "json")
@@ -161,7 +159,9 @@ def test_a_sit_and_go_starts_when_full_and_pays_its_prizes(staff, auth_client_fa
 def test_a_scheduled_event_below_its_minimum_is_cancelled_and_refunded_once(
     staff, auth_client_factory
 ):
-    made = create(staff.user, entrants=9, buy_in=100, fee=10, starts_at=soon(), bots=True, minimum=3)
+    made = create(
+        staff.user, entrants=9, buy_in=100, fee=10, starts_at=soon(), bots=True, minimum=3
+    )
     clients = [auth_client_factory() for _ in range(2)]
     for client in clients:
         assert client.post(url(made.pk, "/registration")).status_code == 201
@@ -212,9 +212,7 @@ def test_staff_cancel_refunds_every_buy_in_once(staff, auth_client_factory):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_registration_racing_the_start_either_plays_or_keeps_its_chips(
-    staff, auth_client_factory
-):
+def test_registration_racing_the_start_either_plays_or_keeps_its_chips(staff, auth_client_factory):
     made = create(staff.user, entrants=3, buy_in=100, starts_at=soon(), bots=True, minimum=1)
     first, racer = auth_client_factory(), auth_client_factory()
     assert first.post(url(made.pk, "/registration")).status_code == 201

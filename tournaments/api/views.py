@@ -48,7 +48,7 @@ class TournamentListApi(APIView):
         responses={200: TournamentListSerializer, **error_responses(400, 401)},
     )
     def get(self, request: Request) -> Response:
-        wanted = request.query_params.get("status") or None
+        wanted = request.query_params.get("status")
         if wanted is not None and wanted not in Tournament.Status.values:
             raise InvalidTournament()
         found = selectors.tournament_list(status=wanted)
