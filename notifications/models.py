@@ -32,6 +32,8 @@ class Kind(models.TextChoices):
     FRIEND_REQUEST = "friend_request", "someone asked to be your friend"
     PARTY_INVITE = "party_invite", "a friend asked you to queue together"
     MATCHED = "matched", "the matchmaker seated you at a table"
+    TOURNAMENT_STARTING = "tournament_starting", "a tournament you registered for starts soon"
+    TOURNAMENT_TABLE = "tournament_table", "your next table of a tournament is ready"
 
 
 class Notification(models.Model):

@@ -156,6 +156,8 @@ TITLES: dict[str, Any] = {
     Kind.FRIEND_REQUEST: gettext_lazy("Friend request"),
     Kind.PARTY_INVITE: gettext_lazy("Play together"),
     Kind.MATCHED: gettext_lazy("Table found"),
+    Kind.TOURNAMENT_STARTING: gettext_lazy("Tournament starting"),
+    Kind.TOURNAMENT_TABLE: gettext_lazy("Tournament table ready"),
 }
 #: The bodies of each kind, by the case the notification's flags choose: whole sentences (a
 #: name or "a player" changes a sentence's grammar in some languages), with ``%(table)s`` (the
@@ -193,6 +195,10 @@ BODIES: dict[str, dict[str, Any]] = {
         "anonymous": gettext_lazy("A friend wants to play a table with you"),
     },
     Kind.MATCHED: {"started": gettext_lazy("Your match at table %(table)s has started")},
+    Kind.TOURNAMENT_STARTING: {"soon": gettext_lazy("A tournament you registered for starts soon")},
+    Kind.TOURNAMENT_TABLE: {
+        "ready": gettext_lazy("Your tournament match at table %(table)s has started")
+    },
 }
 #: A kind this code does not know yet (a notification written by a newer version).
 OTHER_TITLE = gettext_lazy("Tongits")

@@ -21,6 +21,7 @@ from matchmaking import signals as matchmaking_signals
 from notifications import inbox, push, webhooks
 from notifications.models import Kind, Notification, WebhookMessage
 from social import signals as social_signals
+from tournaments import signals as tournament_signals
 
 
 def _written(notes: list[Notification]) -> None:
@@ -125,6 +126,40 @@ def matched(sender: Any, *, game_id: Any, user_ids: list[int], **_: Any) -> None
             cause=f"matched:{game_id}",
             game_id=game_id,
             data={"game_id": str(game_id)},
+            at=timezone.now(),
+        )
+    )
+
+
+@receiver(tournament_signals.starting)
+def tournament_starting(
+    sender: Any, *, tournament_id: Any, user_ids: list[int], starts_at: datetime, **_: Any
+) -> None:
+    """``tournament_starting``: the registered hear a scheduled tournament starts soon."""
+    _written(
+        inbox.add(
+            list(user_ids),
+            Kind.TOURNAMENT_STARTING,
+            cause=f"tournament_starting:{tournament_id}",
+            game_id=None,
+            data={"tournament_id": str(tournament_id), "starts_at": starts_at.isoformat()},
+            at=timezone.now(),
+        )
+    )
+
+
+@receiver(tournament_signals.table_ready)
+def tournament_table(
+    sender: Any, *, tournament_id: Any, user_ids: list[int], game_id: Any, stage: int, **_: Any
+) -> None:
+    """``tournament_table``: a tournament seated these people at their next (started) table."""
+    _written(
+        inbox.add(
+            list(user_ids),
+            Kind.TOURNAMENT_TABLE,
+            cause=f"tournament_table:{game_id}",
+            game_id=game_id,
+            data={"tournament_id": str(tournament_id), "game_id": str(game_id), "stage": stage},
             at=timezone.now(),
         )
     )

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from chips.models import Entry
 from games.models import Game, Seat
+from notifications.models import Notification
 from tests.chips.support import assert_sound
 from tests.tasks.support import in_threads
 from tests.tournaments.support import TOURNAMENTS, create, play_out, soon, url, wallet
@@ -167,6 +168,10 @@ def test_a_scheduled_event_below_its_minimum_is_cancelled_and_refunded_once(
         assert client.post(url(made.pk, "/registration")).status_code == 201
     assert services.advance(made.pk) == "reminded"  # within TONGITS_TOURNAMENT_REMIND_SECONDS
     assert services.advance(made.pk) == "nothing_to_do"
+    reminded = Notification.objects.filter(kind="tournament_starting")
+    assert sorted(reminded.values_list("user_id", flat=True)) == sorted(c.user.pk for c in clients)
+    inbox = clients[0].get("/api/v1/me/notifications").json()["results"]
+    assert inbox[0]["title"] == "Tournament starting"
     later = made.starts_at + timedelta(seconds=1)
     assert services.advance(made.pk, now=later) == "cancelled"
     assert services.advance(made.pk, now=later) == "nothing_to_do"
@@ -193,6 +198,8 @@ def test_bots_fill_the_empty_seats_one_person_a_table(staff, auth_client_factory
         seats = list(Seat.objects.filter(game_id=table.game_id).order_by("index"))
         assert [s.user_id is not None for s in seats] == [True, False, False]
         assert {s.bot_level for s in seats[1:]} == {"normal"}
+        told = Notification.objects.get(kind="tournament_table", game_id=table.game_id)
+        assert told.user_id == seats[0].user_id and told.data["stage"] == 1
     assert play_out(made) == Tournament.Status.FINISHED
     assert_sound()
 
