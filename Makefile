@@ -9,7 +9,7 @@ PO_FILES := $(wildcard tongits_site/locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 
 .DEFAULT_GOAL := help
-.PHONY: help install messages run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-matchmaking bench-push simulate tournament
+.PHONY: help install messages run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -27,6 +27,7 @@ help:
 	@echo "make bench-chips   a settlement with and without chips; GET /me/wallet beside GET /me"
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make bench-players  tables of three people on their streams, stepped (needs PostgreSQL, Redis)"
+	@echo "make bench-bots     tables of one person and two bots, per level, stepped (needs PostgreSQL, Redis)"
 	@echo "make bench-matchmaking  3,000 people queue over 60 s in three rooms (needs PostgreSQL, Redis)"
 	@echo "make bench-push    move to Web Push at a local push service, 20 tables (needs PostgreSQL, Redis)"
 	@echo "make simulate  100 bot matches, seed 1"
@@ -121,6 +122,11 @@ bench-streams: $(STAMP) $(MO_FILES)
 # streams and think 1.5-4.5 s before each move, stepped from 250 to 1,000 tables.
 bench-players: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_players.py
+
+# Tables of one person against two bots of each level (easy, normal, hard): the stack as make run
+# starts it, the person as in bench-players, stepped to 500 tables; the bots' replies and CPU.
+bench-bots: $(STAMP) $(MO_FILES)
+	$(PY) scripts/bench_bots.py
 
 # The matchmaker: the stack as make run starts it, 3,000 people on /me/stream who queue over
 # 60 s in three rooms and resign once matched; ticket-to-matched, tables a second, CPU a table.

@@ -18,6 +18,7 @@ import uuid
 from enum import StrEnum
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 
 from games import store
@@ -231,6 +232,8 @@ def play_bot_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome
     if not legal:
         return Outcome.NOTHING
     bot = get_bot(spec.get("level", "normal"))
+    if hasattr(bot, "wall_limit"):  # a starved worker (busy node) bounds the table's wait
+        bot.wall_limit = settings.TONGITS_BOT_THINK_SECONDS or None
     rng = random.Random(random.SystemRandom().getrandbits(64))
     view = player_view(state, seat)
     if getattr(bot, "uses_history", False):

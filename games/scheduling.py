@@ -71,9 +71,15 @@ _BY_AWAITING = {
 
 
 def enqueue(name: str, game_id: uuid.UUID | str, version: int) -> bool:
-    """Send one game task by name; False (logged) if the broker refused: it is queued again."""
+    """Send one game task by name; False (logged) if the broker refused: it is queued again.
+
+    A bot's move goes to ``TONGITS_BOT_QUEUE`` when it is set: a worker of its own at a lower
+    CPU priority serves it there, so bots wait for a busy node's cores before requests do."""
+    options: dict[str, Any] = {}
+    if name == PLAY_BOT_TURN and settings.TONGITS_BOT_QUEUE:
+        options["queue"] = settings.TONGITS_BOT_QUEUE
     try:
-        current_app.send_task(name, args=(str(game_id), version))
+        current_app.send_task(name, args=(str(game_id), version), **options)
     except Exception:  # the broker is down or refuses: the lease or the sweeper retries
         logger.exception("could not queue %s(%s, %s)", name, game_id, version)
         return False

@@ -12,7 +12,9 @@ It creates the database, migrates it and creates the broker's tables (before any
 three processes never race to create them) or drops the messages they hold that were already
 delivered (that transport never deletes them), then runs gunicorn with uvicorn workers (ASGI) on
 ``0.0.0.0:${PORT:-8000}`` (``uvicorn --reload`` when ``DJANGO_DEBUG`` is on), ``celery worker``,
-``manage.py run_scheduler``, ``manage.py run_notifier`` and ``celery beat``.
+``manage.py run_scheduler``, ``manage.py run_notifier`` and ``celery beat``, and a second
+``celery worker`` at a lower CPU priority (``nice``) for the bots' moves, which go to a queue of
+their own (``TONGITS_BOT_QUEUE``).
 Ctrl-C or SIGTERM stops the children (each in its own process group, so their own children go
 too), then the embedded PostgreSQL. Production runs the same commands as separate containers:
 see docker/compose.yaml.
@@ -56,6 +58,12 @@ from ops import orphans
 BASE_DIR = Path(__file__).resolve().parent.parent
 EMBEDDED_DB_NAME = "tongits"
 WORKER_CONCURRENCY = "2"
+#: Bot moves (``games.tasks.play_bot_turn``) go to a queue of their own, served by a worker of
+#: their own at this CPU niceness: on a busy node the kernel gives requests the cores first, and
+#: the bots' replies slow down (within ``TONGITS_BOT_THINK_SECONDS`` per decision) before any
+#: request does.
+BOT_QUEUE = "bots"
+BOT_NICENESS = "10"
 STOP_TIMEOUT_SECONDS = 15.0
 # A child restarted this often within the window is broken, not unlucky: stop the stack.
 MAX_RESTARTS = 5
@@ -149,6 +157,7 @@ def prepare() -> None:
         # Declaring the default queue creates kombu's tables and the queue row exactly once.
         with app.connection_for_write() as conn:
             conn.SimpleQueue(app.conf.task_default_queue).close()
+            conn.SimpleQueue(BOT_QUEUE).close()
         dropped = drop_delivered_messages(app)
         if dropped:
             log(f"broker    dropped {dropped} delivered messages")
@@ -218,6 +227,18 @@ def commands(
             *celery,
             "worker",
             "--loglevel=INFO",
+            f"--concurrency={WORKER_CONCURRENCY}",
+            *pool,
+        ],
+        "bots": [
+            "nice",
+            "-n",
+            BOT_NICENESS,
+            *celery,
+            "worker",
+            "--loglevel=INFO",
+            f"--queues={BOT_QUEUE}",
+            f"--hostname={BOT_QUEUE}@%h",
             f"--concurrency={WORKER_CONCURRENCY}",
             *pool,
         ],
@@ -403,6 +424,7 @@ def main() -> int:
         port = os.environ.get("PORT", "8000")
         # Web processes: 3, since a third still raised the HTTP rate on 2 cores (docs/scaling.md).
         os.environ.setdefault("WEB_CONCURRENCY", "3")
+        os.environ.setdefault("TONGITS_BOT_QUEUE", BOT_QUEUE)  # served by the "bots" child
         embedded_broker = os.environ["CELERY_BROKER_URL"].startswith("sqla+")
         argvs = commands(debug, port, var, embedded_broker)
         for name, argv in argvs.items():
@@ -416,7 +438,8 @@ def main() -> int:
             )
             log(
                 f"worker    celery worker (concurrency {WORKER_CONCURRENCY}"
-                f"{', threads' if embedded_broker else ''}); "
+                f"{', threads' if embedded_broker else ''}; bot moves: a second one at nice "
+                f"{BOT_NICENESS}); "
                 "scheduler: manage.py run_scheduler; notifier: manage.py run_notifier; "
                 "beat: celery beat"
             )

@@ -377,7 +377,7 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
 # ---------------------------------------------------------------- measuring the machine
 
 
-PARTS = ("web", "postgres", "worker", "scheduler", "beat", "notifier", "redis", "load")
+PARTS = ("web", "postgres", "worker", "bots", "scheduler", "beat", "notifier", "redis", "load")
 
 
 @dataclass(frozen=True)
@@ -423,7 +423,7 @@ def _classify(
         backend = len(words) >= 4 and "(" in words[3]
         return "postgres" if not backend or words[2] == servers.database else None
     if "celery" in command and " worker" in command:
-        return "worker"
+        return "bots" if "--queues=bots" in command else "worker"
     if "celery" in command and " beat" in command:
         return "beat"
     if "run_scheduler" in command:
@@ -706,7 +706,7 @@ def print_row(row: dict[str, Any]) -> None:
         f"{row['tables']:>6} {row['moves_per_s']:8.1f} "
         f"{post[0]:6.1f}/{post[1]:6.1f}/{post[2]:6.1f}  "
         f"{stream[0]:6.1f}/{stream[1]:6.1f}/{stream[2]:6.1f}  "
-        f"{cpu['web']:6.2f} {cpu['postgres']:5.2f} {cpu['worker']:5.2f} "
+        f"{cpu['web']:6.2f} {cpu['postgres']:5.2f} {cpu['worker'] + cpu['bots']:5.2f} "
         f"{cpu['scheduler'] + cpu['beat']:6.2f} {cpu['notifier']:5.2f} {cpu['redis']:5.2f} "
         f"{cpu['load']:5.2f} {row['cores'] * 1000 / max(row['moves_per_s'], 1e-9):5.2f} "
         f"{row['cores']:5.2f} "

@@ -39,7 +39,7 @@ SOURCES = [
         )
     ),
 ]
-APP_SERVICES = ("web", "worker", "scheduler", "notifier", "beat")
+APP_SERVICES = ("web", "worker", "bots", "scheduler", "notifier", "beat")
 ENV_HELPER = re.compile(r"^env(_\w+)?$")  # env_bool, env_list, env_float, ... in settings.py
 
 
@@ -191,6 +191,9 @@ def test_commands(services: dict[str, dict[str, Any]]) -> None:
     assert "--bind=0.0.0.0:8000" in web
     assert _command(services["worker"])[:4] == ["celery", "-A", "tongits_site", "worker"]
     assert _command(services["beat"])[:4] == ["celery", "-A", "tongits_site", "beat"]
+    bots = _command(services["bots"])
+    assert bots[:7] == ["nice", "-n", "10", "celery", "-A", "tongits_site", "worker"]
+    assert "--queues=bots" in bots and services["bots"]["environment"]["TONGITS_BOT_QUEUE"]
     assert _command(services["scheduler"]) == ["python", "manage.py", "run_scheduler"]
     assert _command(services["notifier"]) == ["python", "manage.py", "run_notifier"]
     assert "manage.py migrate --noinput" in " ".join(_command(services["migrate"]))

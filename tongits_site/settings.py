@@ -19,6 +19,10 @@ Variables (defaults suit a developer machine; production must set the first thre
     LOG_LEVEL              INFO
     TONGITS_VAR_DIR        runtime files: static files, beat schedule, embedded PostgreSQL (var/)
     TONGITS_BOT_DELAY_SECONDS         pause before a bot moves, so people can follow (0.8)
+    TONGITS_BOT_QUEUE                 the Celery queue of bot moves (empty: the default queue;
+                                      `make run` gives them a worker of their own, at a lower
+                                      priority than requests)
+    TONGITS_BOT_THINK_SECONDS         wall-clock bound of one bot decision on the server (1)
     TONGITS_NEXT_ROUND_DELAY_SECONDS  pause between a round's end and the next deal (3)
     TONGITS_DEAL_INLINE               deal the next round inside the write that ends a round
     TONGITS_SEED_WINDOW_SECONDS       wait between game_started and the first deal, a window
@@ -549,6 +553,14 @@ CELERY_DB_REUSE_MAX = 500
 # --- Game timing (seconds; tests set the delays to 0) -----------------------------------------
 
 TONGITS_BOT_DELAY_SECONDS = env_float("TONGITS_BOT_DELAY_SECONDS", 0.8)
+# Bot moves on a queue of their own (empty: Celery's default queue, served by every worker):
+# `make run` and docker/compose.yaml serve it with a worker of its own at a lower CPU priority,
+# so on a busy node the bots wait for the cores, never people's requests (docs/scaling.md).
+TONGITS_BOT_QUEUE = os.environ.get("TONGITS_BOT_QUEUE", "").strip()
+# A bot's decision stops searching after this much wall-clock time (its CPU budget is smaller:
+# this bounds only how long a starved bot worker keeps a table waiting), then plays its best so
+# far.
+TONGITS_BOT_THINK_SECONDS = max(0.0, env_float("TONGITS_BOT_THINK_SECONDS", 1.0))
 TONGITS_NEXT_ROUND_DELAY_SECONDS = max(0.0, env_float("TONGITS_NEXT_ROUND_DELAY_SECONDS", 3.0))
 # On: the next round is dealt inside the write that ends a round (no task, no pause), for a
 # stack without a worker; the worker-less API tests run so.

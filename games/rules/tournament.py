@@ -4,7 +4,8 @@ Bots play whole matches with their seats rotated (each entry sits in each seat e
 the first dealer is drawn at random), so a bot's win rate measures the bot, not its seat. Prints,
 per entry: match wins with a 95% Wilson interval, rounds won by how they ended, chips per round,
 and the decision time of its ``choose`` calls: CPU time of the thread (``time.thread_time``:
-median, p99, max), which does not grow with the machine's load, and wall-clock p99, which does.
+mean, median, p99, max), which does not grow with the machine's load, and wall-clock p99, which
+does.
 
 An entry is a bot name or level, optionally with constructor options after colons, for tuning:
 ``hard:playouts=1200:time_limit=0.3``.
@@ -165,13 +166,14 @@ def report(specs: list[str], tally: Tally, seconds: float) -> str:
         f"({seconds:.0f} s)",
         "entry               match wins        95% CI            rounds won  "
         + "  ".join(f"{r:>9}" for r in REASONS[:3])
-        + "  chips/round  decision CPU ms: median    p99    max  wall ms p99",
+        + "  chips/round  decision CPU ms: mean  median    p99    max  wall ms p99",
     ]
     for e, spec in enumerate(specs):
         lo, hi = wilson(tally.wins[e], n)
         won = sum(tally.by_reason[e].values())
         times = sorted(tally.times[e])
         med = statistics.median(times) * 1e3 if times else float("nan")
+        mean = statistics.fmean(times) * 1e3 if times else float("nan")
         p99 = percentile(times, 0.99) * 1e3
         top = times[-1] * 1e3 if times else float("nan")
         wall99 = percentile(sorted(tally.walls[e]), 0.99) * 1e3
@@ -180,7 +182,7 @@ def report(specs: list[str], tally: Tally, seconds: float) -> str:
             f"{e + 1}. {spec:<16} {tally.wins[e]:5d} {tally.wins[e] / max(n, 1):6.1%}"
             f"   [{lo:5.1%}, {hi:5.1%}]   {won:5d} {won / max(tally.rounds, 1):5.1%} "
             + "  ".join(f"{tally.by_reason[e][r]:9d}" for r in REASONS[:3])
-            + f"  {per_round:+11.3f}  {med:23.2f} {p99:6.1f} {top:6.1f}  {wall99:11.1f}"
+            + f"  {per_round:+11.3f}  {mean:21.2f} {med:7.2f} {p99:6.1f} {top:6.1f}  {wall99:11.1f}"
         )
     capped = sum(tally.by_reason[e]["turn_cap"] for e in range(3))
     if capped:
@@ -231,8 +233,9 @@ def ladder(workers: int = 1, progress: bool = True, runs=LADDER) -> str:
     rated = ratings(tally)  # the last run: the levels at one table
     lines += [
         "",
-        "| level | rating (mu - 3 sigma) | mu | sigma | decision CPU ms: median | p99 | max |",
-        "|---|---|---|---|---|---|---|",
+        "| level | rating (mu - 3 sigma) | mu | sigma | decision CPU ms: median | p99 | max "
+        "| mean |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for e in sorted(range(3), key=lambda e: rated[e][0]):
         spec = specs[e]
@@ -241,7 +244,7 @@ def ladder(workers: int = 1, progress: bool = True, runs=LADDER) -> str:
         lines.append(
             f"| `{spec}` | {ordinal(mu, sigma):.1f} | {mu:.2f} | {sigma:.2f} | "
             f"{statistics.median(ts) * 1e3:.2f} | {percentile(ts, 0.99) * 1e3:.1f} | "
-            f"{ts[-1] * 1e3:.1f} |"
+            f"{ts[-1] * 1e3:.1f} | {statistics.fmean(ts) * 1e3:.2f} |"
         )
     return "\n".join(lines)
 

@@ -11,6 +11,7 @@ import pytest
 
 from games.rules import RuleSet, command_key, deal, decide, evolve, fold, legal_commands, new_game
 from games.rules.bots import BOTS, LEVELS, HardBot, get_bot
+from games.rules.bots import hard as hard_module
 from games.rules.selfplay import play_match
 from games.rules.tournament import main as tournament_main
 from games.rules.tournament import wilson
@@ -212,6 +213,39 @@ def test_hard_bot_cap_bounds_the_cpu_time_of_a_decision() -> None:
         bot.choose(view, legal, random.Random(seed), history)
         spent = time.thread_time() - started
         assert cap * 0.6 < spent < cap * 1.5, spent
+
+
+def test_hard_bot_wall_limit_bounds_a_decision_whatever_cpu_it_gets() -> None:
+    """The server's bound (``TONGITS_BOT_THINK_SECONDS``): a decision with a budget and a cap
+    it could never reach still ends about ``wall_limit`` after it began, with a legal move."""
+    view, legal, history = _searched_position()
+    bot = HardBot(playouts=10**9, time_limit=None, prune=0)
+    bot.wall_limit = 0.05
+    started = time.perf_counter()
+    command = bot.choose(view, legal, random.Random(3), history)
+    assert time.perf_counter() - started < 0.5
+    assert command in legal
+
+
+def test_hard_bot_search_stops_once_no_candidate_can_beat_the_leader_by_the_margin() -> None:
+    """Candidates compared on the same deals: one clearly behind is dropped; the search stops
+    when the leader is alone, or when what is left is within ``indifferent`` of it (near-equal
+    moves are not worth more playouts), and goes on while a rival could still be better."""
+    rng = random.Random(4)
+    base = [rng.gauss(0, 5) for _ in range(40)]
+    lead = [b + 3 for b in base]
+    behind = [b - 3 + rng.gauss(0, 0.5) for b in base]
+    alive, settled = hard_module._prune([lead, behind], [0, 1], 2.0, 1.0)
+    assert alive == [0] and settled
+    twin = [b + 3 + rng.gauss(0, 0.1) for b in base]  # as good as the leader, give or take
+    alive, settled = hard_module._prune([lead, twin], [0, 1], 2.0, 1.0)
+    assert sorted(alive) == [0, 1] and settled
+    alive, settled = hard_module._prune([lead, twin], [0, 1], 2.0, 0.0)
+    assert sorted(alive) == [0, 1] and not settled  # without a margin it would go on
+    # as good on average, but so noisy that it could be better by more than the margin
+    noisy = [x + (15 if i % 2 else -15) for i, x in enumerate(lead)]
+    alive, settled = hard_module._prune([lead, noisy], [0, 1], 2.0, 1.0)
+    assert sorted(alive) == [0, 1] and not settled
 
 
 def test_hard_bot_with_a_count_budget_is_deterministic_for_a_seed_even_under_load() -> None:

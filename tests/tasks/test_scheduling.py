@@ -4,6 +4,7 @@ failure that must not fail a player's move."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import timedelta
@@ -215,3 +216,23 @@ def test_a_broker_failure_does_not_fail_the_move(
         wait_for(lambda: False, 0.3)  # the scheduler tries, and cannot publish
         assert Game.objects.get(pk=game_id).version == stalled.version
     assert wait_for(lambda: Game.objects.get(pk=game_id).version > stalled.version, 5)
+
+
+def test_bot_moves_go_to_the_bot_queue_and_the_rest_to_the_default_one(broker, settings):
+    """With ``TONGITS_BOT_QUEUE`` set (as `make run` sets it), a bot's move is queued where only
+    the bots' worker (at its lower CPU priority) takes it; every other game task stays on the
+    default queue, which the main worker serves. Unset, bot moves share the default queue."""
+    settings.TONGITS_BOT_QUEUE = "bots"
+    game_id = "00000000-0000-0000-0000-000000000054"
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 7)
+    assert scheduling.enqueue(scheduling.DEAL_NEXT_ROUND, game_id, 7)
+    assert scheduling.enqueue(scheduling.EXPIRE_TURN, game_id, 7)
+    assert broker.client.llen("bots") == 1 and broker.queued() == 2
+    message = json.loads(broker.client.lindex("bots", 0))
+    assert message["headers"]["task"] == scheduling.PLAY_BOT_TURN
+    assert message["headers"]["argsrepr"] == repr((game_id, 7))
+
+    broker.purge()
+    settings.TONGITS_BOT_QUEUE = ""
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 8)
+    assert broker.client.llen("bots") == 0 and broker.queued() == 1

@@ -59,6 +59,8 @@ class HardBot:
         hold: bool = True,
         prune: float = 2.0,
         check: int = 12,
+        first_check: int = 12,
+        indifferent: float = 0.0,
         extra: int = 0,
         tries: int = 6,
         slack: float = 2.0,
@@ -77,9 +79,16 @@ class HardBot:
         searched; ``win_bonus``: chips a round win is worth beyond its payout (a third of a
         match, when ``match_aware``); ``hold``: keep melds in hand; ``expose``: once opened, search
         exposing one more held meld against holding them all; ``prune``: drop a candidate
-        this many standard errors behind, checked every ``check`` deals; ``extra``, ``tries``,
+        this many standard errors behind, checked every ``check`` deals from ``first_check`` on;
+        ``indifferent``: also stop once no candidate left can beat the leader by this many chips
+        (0: never; a screen's option, see docs/bots.md); ``extra``, ``tries``,
         ``slack``: see ``Sampler``; ``params``: the playout policy."""
         self._started = 0.0
+        self._started_wall = 0.0
+        #: wall-clock seconds a decision may take, however little CPU it got (``None``: no
+        #: bound): the server sets it, so a bot starved of CPU on a busy node delays its table
+        #: by at most this much, playing the best candidate found so far
+        self.wall_limit: float | None = None
         self.playouts = playouts
         self.time_limit = time_limit
         self.max_discards = max_discards
@@ -88,6 +97,8 @@ class HardBot:
         self.hold = hold
         self.prune = prune
         self.check = check
+        self.first_check = first_check
+        self.indifferent = indifferent
         self.extra = extra
         self.tries = tries
         self.slack = slack
@@ -116,6 +127,7 @@ class HardBot:
         if len(legal) == 1:
             return legal[0]
         self._started = time.thread_time()
+        self._started_wall = time.perf_counter()
         # The playouts make no reference cycles, but their many short-lived objects set off the
         # cycle collector, whose full passes over a large process (a worker, a test run) take
         # tens of milliseconds the cap cannot see coming: it waits until the decision is made.
@@ -278,10 +290,15 @@ class HardBot:
         """The candidate with the best mean playout value over sampled deals.
 
         Every live candidate is played out on the same deals, so candidates are compared pair by
-        pair; every ``check`` deals, one clearly behind the leader (by ``prune`` standard errors
-        of the paired difference) is dropped and the budget goes to the rest.
+        pair on the differences of their values. Every ``check`` deals (from ``first_check`` on)
+        a candidate clearly behind the leader (by ``prune`` standard errors of the paired
+        difference) is dropped and the budget goes to the rest. With ``indifferent`` above 0 the
+        search also stops once no candidate left could beat the leader by that many chips at
+        that confidence; the default leaves it off, since telling near-equal discards apart is
+        where much of the bot's edge lies (docs/bots.md).
         """
         deadline = None if self.time_limit is None else self._started + self.time_limit
+        wall_deadline = None if self.wall_limit is None else self._started_wall + self.wall_limit
         clock = time.thread_time  # CPU time of this thread: the same on a loaded machine
         last = clock()
         values: list[list[float]] = [[] for _ in cands]
@@ -295,6 +312,7 @@ class HardBot:
         budget = self.playouts
         deals = 0
         bias = [self._bias(c[1]) for c in cands]
+        z = self.prune
         while len(alive) > 1 and budget >= len(alive):
             world = sampler.sample(rng)
             for i in alive:
@@ -309,8 +327,12 @@ class HardBot:
                 if now + (now - last) > deadline:  # the next deal would end past the cap
                     break
                 last = now
-            if self.prune and len(alive) > 1 and deals % self.check == 0:
-                alive = _prune(values, alive, self.prune)
+            if wall_deadline is not None and time.perf_counter() > wall_deadline:
+                break
+            if z and deals >= self.first_check and deals % self.check == 0:
+                alive, settled = _prune(values, alive, z, self.indifferent)
+                if settled:
+                    break
         best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
         return cands[best][0]
 
@@ -383,22 +405,31 @@ def _equity_after(k: Knowledge) -> tuple[float, float, float]:
     return (out[0], out[1], out[2])
 
 
-def _prune(values: list[list[float]], alive: list[int], z: float) -> list[int]:
-    """The candidates not clearly worse than the leader (paired on the same deals)."""
+def _prune(
+    values: list[list[float]], alive: list[int], z: float, indifferent: float = 0.0
+) -> tuple[list[int], bool]:
+    """The candidates not clearly worse than the leader (paired on the same deals), and whether
+    the search can stop: no candidate left may beat the leader by ``indifferent`` or more (with
+    ``indifferent`` 0, only when the leader is the last one left)."""
     m = len(values[alive[0]])
     means = {i: sum(values[i]) / m for i in alive}
     lead = max(alive, key=means.__getitem__)
     keep = []
+    settled = True
+    top = values[lead]
     for i in alive:
         if i == lead:
             keep.append(i)
             continue
-        diffs = [a - b for a, b in zip(values[lead], values[i], strict=True)]
+        diffs = [a - b for a, b in zip(top, values[i], strict=True)]
         mean = sum(diffs) / m
         var = sum((d - mean) ** 2 for d in diffs) / max(1, m - 1)
-        if mean <= z * (var / m) ** 0.5:
+        margin = z * (var / m) ** 0.5
+        if mean <= margin:
             keep.append(i)
-    return keep
+            if margin - mean >= indifferent or indifferent <= 0:
+                settled = False
+    return keep, settled or len(keep) == 1
 
 
 def _apply(sim: Sim, me: int, action: tuple) -> None:
