@@ -20,6 +20,7 @@ from accounts.tasks import settle_match_now
 from games import scheduling, seal
 from games.models import Game, GameSeal
 from tests.tasks.support import drive, game_url, greedy, in_threads, quick_table, view, wait_for
+from tongits_site.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -224,6 +225,10 @@ def test_bot_moves_go_to_the_bot_queue_and_the_rest_to_the_default_one(broker, s
     default queue, which the main worker serves. Unset, bot moves share the default queue."""
     settings.TONGITS_BOT_QUEUE = "bots"
     game_id = "00000000-0000-0000-0000-000000000054"
+    # The queues' bindings, as the workers declare them when they start (the purge dropped them).
+    with app.connection_for_write() as conn:
+        for name in (app.conf.task_default_queue, "bots"):
+            app.amqp.queues[name].bind(conn.default_channel).declare()
     assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 7)
     assert scheduling.enqueue(scheduling.DEAL_NEXT_ROUND, game_id, 7)
     assert scheduling.enqueue(scheduling.EXPIRE_TURN, game_id, 7)
