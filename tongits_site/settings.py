@@ -642,8 +642,17 @@ TONGITS_TOURNAMENT_POLL_SECONDS = env_float("TONGITS_TOURNAMENT_POLL_SECONDS", 1
 TONGITS_TOURNAMENT_REMIND_SECONDS = env_float("TONGITS_TOURNAMENT_REMIND_SECONDS", 300.0)
 TONGITS_TOURNAMENT_STALLED_SECONDS = env_float("TONGITS_TOURNAMENT_STALLED_SECONDS", 60.0)
 TONGITS_TOURNAMENT_PRIZE_PAUSE_SECONDS = env_float("TONGITS_TOURNAMENT_PRIZE_PAUSE_SECONDS", 0.0)
+# Weekly leaderboards: weeks of this many days from this local time (a Monday 00:00) in this
+# zone; the chips the first places of each room's week are paid when it is archived.
+TONGITS_SEASON_DAYS = int(os.environ.get("TONGITS_SEASON_DAYS", "7"))
+TONGITS_SEASON_START = os.environ.get("TONGITS_SEASON_START", "2024-01-01T00:00")
+TONGITS_SEASON_TIMEZONE = os.environ.get("TONGITS_SEASON_TIMEZONE", "Asia/Manila")
+TONGITS_SEASON_REWARDS = [
+    int(x) for x in os.environ.get("TONGITS_SEASON_REWARDS", "1000,500,250").split(",") if x
+]
 
 CELERY_BEAT_SCHEDULE = {
+    "season-close": {"task": "tournaments.tasks.close_seasons", "schedule": 300.0},
     "tournaments-sweep": {
         "task": "tournaments.tasks.sweep",
         "schedule": TONGITS_SWEEP_INTERVAL_SECONDS,

@@ -142,3 +142,47 @@ class TournamentEvent(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.id} for {self.user_id}"
+
+
+class Week(models.Model):
+    """A room's weekly leaderboard once its week is over: archived with its final standings
+    and its rewards paid, in one transaction (``tournaments.seasons.close``)."""
+
+    id = models.BigAutoField(primary_key=True)
+    room = models.CharField(max_length=32, help_text='A room\'s key, "buy_in:stake".')
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    archived_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-starts_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["room", "starts_at"], name="season_week_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.room} from {self.starts_at:%Y-%m-%d}"
+
+
+class WeekStanding(models.Model):
+    """One person's final place in an archived week, and the reward it paid (0: none)."""
+
+    id = models.BigAutoField(primary_key=True)
+    week = models.ForeignKey(Week, on_delete=models.CASCADE, related_name="standings")
+    rank = models.PositiveIntegerField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    points = models.IntegerField()
+    matches = models.PositiveIntegerField()
+    wins = models.PositiveIntegerField()
+    rounds_won = models.PositiveIntegerField()
+    chips = models.IntegerField()
+    reward = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["week", "user"], name="season_standing_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rank}. {self.user_id}"

@@ -9,7 +9,7 @@ from celery import shared_task
 from django.conf import settings
 
 from games.tasks import GAME_TASK_OPTIONS
-from tournaments import loop, services
+from tournaments import loop, seasons, services
 
 logger = logging.getLogger(__name__)
 
@@ -29,3 +29,9 @@ def sweep() -> int:
     if sent:
         logger.info("tournaments sweep queued %s", sent)
     return sent
+
+
+@shared_task(name="tournaments.tasks.close_seasons")
+def close_seasons() -> int:
+    """Beat: archive each room's week that just ended and pay its rewards (once)."""
+    return seasons.close()

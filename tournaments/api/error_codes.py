@@ -7,6 +7,7 @@ from core import api_schema
 api_schema.register(
     {
         "tournaments_list": {400: ("invalid_tournament",)},
+        "leaderboards_weekly": {400: ("invalid_room", "invalid_week")},
         "tournaments_create": {400: ("invalid_tournament", "invalid_rules")},
         "tournaments_register": {
             409: (

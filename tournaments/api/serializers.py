@@ -141,3 +141,29 @@ class TournamentExportSerializer(serializers.Serializer):
     prizes = PrizeSerializer(many=True)
     seal = serializers.DictField()
     keys = serializers.ListField(child=serializers.DictField())
+
+
+class WeeklyStandingSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    user_id = serializers.IntegerField()
+    username = serializers.CharField(allow_null=True)
+    points = serializers.IntegerField(help_text="3 a match won, 1 a round won.")
+    matches = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    rounds_won = serializers.IntegerField()
+    chips = serializers.IntegerField(help_text="Net chips over the week's matches.")
+    reward = serializers.IntegerField(help_text="Chips the place pays (paid once archived).")
+
+
+class WeeklyBoardSerializer(serializers.Serializer):
+    room = serializers.CharField()
+    week = serializers.CharField(help_text="The local date the week starts on.")
+    starts_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField()
+    current = serializers.BooleanField()
+    archived = serializers.BooleanField(help_text="Final standings, rewards paid.")
+    rewards = serializers.ListField(child=serializers.IntegerField())
+    standings = WeeklyStandingSerializer(many=True)
+    past_weeks = serializers.ListField(
+        child=serializers.CharField(), help_text="Archived weeks of the room, newest first."
+    )

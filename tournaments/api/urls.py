@@ -7,9 +7,11 @@ from tournaments.api.views import (
     TournamentExportApi,
     TournamentListApi,
     TournamentRegistrationApi,
+    WeeklyLeaderboardApi,
 )
 
 urlpatterns = [
+    path("leaderboards/weekly", WeeklyLeaderboardApi.as_view(), name="leaderboards-weekly"),
     path("tournaments", TournamentListApi.as_view(), name="tournaments"),
     path("tournaments/<uuid:tournament_id>", TournamentApi.as_view(), name="tournament"),
     path(

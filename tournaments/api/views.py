@@ -13,13 +13,14 @@ from rest_framework.views import APIView
 
 from core.api_errors import error_responses
 from ops.throttling import CommandThrottle
-from tournaments import selectors, services
+from tournaments import seasons, selectors, services
 from tournaments.api.serializers import (
     RegistrationInputSerializer,
     TournamentDetailSerializer,
     TournamentExportSerializer,
     TournamentInputSerializer,
     TournamentListSerializer,
+    WeeklyBoardSerializer,
 )
 from tournaments.errors import InvalidTournament
 from tournaments.models import Tournament
@@ -141,3 +142,24 @@ class TournamentExportApi(APIView):
     )
     def get(self, request: Request, tournament_id: uuid.UUID) -> Response:
         return Response(selectors.export(tournament_id=tournament_id, user=request.user))
+
+
+class WeeklyLeaderboardApi(APIView):
+    @extend_schema(
+        operation_id="leaderboards_weekly",
+        summary="A room's weekly leaderboard: this week's, or a past week's by its date",
+        description="Rated matches people finished at the room's tables this week: 3 points a "
+        "match won, 1 a round won (ties: net chips). A finished week is archived with its final "
+        "standings and its rewards paid once (`past_weeks` lists them).",
+        tags=["leaderboards"],
+        parameters=[
+            OpenApiParameter("room", str, required=False, description='"buy_in:stake"'),
+            OpenApiParameter("week", str, required=False, description="YYYY-MM-DD"),
+        ],
+        responses={200: WeeklyBoardSerializer, **error_responses(400, 401, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        body = seasons.weekly(
+            room=request.query_params.get("room"), week=request.query_params.get("week")
+        )
+        return Response(WeeklyBoardSerializer(body).data)
