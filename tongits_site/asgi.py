@@ -61,6 +61,23 @@ heap.settle()
 EVENTS_PATH = re.compile(r"^/api/v1/games/[^/]+/events/?$")
 
 
+_hearing_started = False
+
+
+def _start_hearing() -> None:
+    """Start this process's live listener (``games.live.listener``) with its first request, not
+    only with its first stream: while it is connected the process hears revocations, so a
+    token's look-up is remembered ``TONGITS_TOKEN_CACHE_HEARING_SECONDS`` instead of 1 s
+    (``accounts.token_cache``). Without it, every web process looked each token up once a
+    second, and a read-only client committed a transaction a second per process
+    (docs/scaling.md, "A read commits nothing")."""
+    global _hearing_started
+    _hearing_started = True
+    from games.live import listener
+
+    listener.get()
+
+
 def is_live(scope: dict[str, Any]) -> bool:
     """Requests that wait in the event loop as a view: the event feed's long-poll. (A stream
     is checked in the pool and then fed by the loop: ``runtime.wsgi_bridge``.)"""
@@ -71,6 +88,8 @@ def is_live(scope: dict[str, Any]) -> bool:
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if not _hearing_started and scope["type"] == "http":
+        _start_hearing()
     if is_live(scope):
         await live(scope, receive, send)
     else:
