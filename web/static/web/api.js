@@ -102,6 +102,12 @@ export const api = {
   createTable: (rules, seats, buyIn = 0, watching = {}) =>
     call("POST", "/tables", { rules, seats, buy_in: buyIn, ...watching }),
   rooms: () => call("GET", "/rooms"),
+  tournaments: (status) => call("GET", `/tournaments?status=${encodeURIComponent(status)}`),
+  tournament: (id) => call("GET", `/tournaments/${id}`),
+  register: (id) => call("POST", `/tournaments/${id}/registration`, {}),
+  unregister: (id) => call("DELETE", `/tournaments/${id}/registration`),
+  weekly: (room, week) => call("GET", `/leaderboards/weekly?room=${encodeURIComponent(room)}` +
+    (week ? `&week=${encodeURIComponent(week)}` : "")),
   tableOptions: () => call("GET", "/tables/options"),
   wallet: () => call("GET", "/me/wallet"),
   // The first page, or the page a previous answer's `next` link names (an absolute URL).

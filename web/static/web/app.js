@@ -1,5 +1,6 @@
 // The browser table: screens routed by the URL's hash, drawn from the API's answers.
 //   #/login  #/lobby  #/table/<id>  #/replay/<id>?at=N  #/audit/<id>  #/wallet  #/profile
+//   #/tournaments  #/tournament/<id>  #/weekly?room=&week=
 //   #/friends  #/queue/<ticket id> (#/queue: the open ticket)
 //   #/reset?uid=..&token=..  (the link of a password-reset mail: TONGITS_PASSWORD_RESET_URL)
 
@@ -22,6 +23,7 @@ import { tableScreen } from "./table.js";
 import { replayScreen, auditScreen } from "./after.js";
 import { bonusButton, chips, refreshBalance, walletScreen } from "./wallet.js";
 import { renderWatchList, watchChooser } from "./watch.js";
+import { tournamentScreen, tournamentsScreen, weeklyScreen } from "./tournaments.js";
 
 const app = document.getElementById("app");
 let cleanup = null;
@@ -115,6 +117,8 @@ function showWho() {
     " ",
     h("a", { href: "#/friends", "data-testid": "friends-link" }, t("Friends")),
     " ",
+    h("a", { href: "#/tournaments", "data-testid": "tournaments-link" }, t("Tournaments")),
+    " ",
     h("a", { href: "#/wallet", id: "balance", class: "balance", "data-testid": "balance" },
       t("chips")),
     " ",
@@ -181,6 +185,9 @@ async function render() {
     profile: profileScreen,
     friends: friendsScreen,
     queue: queueScreen,
+    tournaments: tournamentsScreen,
+    tournament: tournamentScreen,
+    weekly: weeklyScreen,
   };
   const screen = screens[r.name] || (token ? lobbyScreen : loginScreen);
   const ctx = { go, handleError, refreshBalance, account: () => account, setAccount,
