@@ -1,9 +1,9 @@
-"""GET /healthz: the health check of load balancers and of docker/compose.yaml's web service."""
+"""GET /healthz: the health check of load balancers and of docker/compose.yaml's web service.
+The database taken away from a running server: tests/live/test_health_database_away.py."""
 
 from __future__ import annotations
 
 import pytest
-from django.db import OperationalError
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
@@ -25,19 +25,6 @@ def test_healthy_when_the_database_answers(client: Client) -> None:
 @pytest.mark.django_db
 def test_only_reads(client: Client) -> None:
     assert client.post("/healthz").status_code == 405
-
-
-def test_unavailable_when_the_database_does_not_answer(
-    client: Client, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    class DeadConnection:
-        def cursor(self) -> None:
-            raise OperationalError("connection refused")
-
-    monkeypatch.setattr(health, "connection", DeadConnection())
-    response = client.get("/healthz")
-    assert response.status_code == 503
-    assert response.json()["status"] == "unavailable"
 
 
 def test_not_part_of_the_api_schema() -> None:
@@ -103,7 +90,8 @@ def test_the_node_scope_leaves_the_sweeper_out(
     client: Client, settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A balancer's probe of one node (make cluster's HAProxy): a late sweeper is every node's
-    news at once and takes none of them out; a database that does not answer does."""
+    news at once and takes none of them out (a database that does not answer does:
+    tests/live/test_health_database_away.py)."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -115,12 +103,3 @@ def test_the_node_scope_leaves_the_sweeper_out(
     assert client.get("/healthz").status_code == 503
     response = client.get("/healthz?scope=node")
     assert response.status_code == 200 and response.json() == {"status": "ok"}
-
-    class DeadConnection:
-        def cursor(self) -> None:
-            raise OperationalError("connection refused")
-
-    monkeypatch.setattr(health, "connection", DeadConnection())
-    response = client.get("/healthz?scope=node")
-    assert response.status_code == 503
-    assert response.json() == {"status": "unavailable", "database": "unreachable"}

@@ -124,7 +124,13 @@ def test_a_players_own_view_stays_on_the_primary(replica_alias, auth_client) -> 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_settlement_commits_once_the_standby_applied_it(monkeypatch) -> None:
+def test_with_a_replica_configured_a_transaction_asks_for_remote_apply_and_only_it(
+    monkeypatch,
+) -> None:
+    """What a settlement's transaction sets so that its commit waits until the standby applied
+    it: ``synchronous_commit = remote_apply``, for that transaction only. There is no standby
+    here (with none, PostgreSQL commits at once); tests/test_cluster.py plays matches on a
+    cluster with a synchronous standby and reads their settlements from it."""
     from django.db import connection
 
     monkeypatch.setattr(replica, "configured", lambda: True)

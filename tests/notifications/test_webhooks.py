@@ -31,6 +31,7 @@ from notifications.models import (
     WebhookEndpoint,
     WebhookMessage,
 )
+from tests.locks import backend_pid, wait_until_blocked_by
 from tests.notifications.support import Receiver, receiver_handler
 
 CREATED = datetime(2026, 5, 1, 12, 30, 15, 250000, tzinfo=UTC)
@@ -160,8 +161,8 @@ def test_two_concurrent_records_of_one_cause_write_it_once():
         results["first"] = webhooks.record("chips.settled", "c:1", {"n": 1}, CREATED)
         thread = threading.Thread(target=second)
         thread.start()
-        second_started.wait(5)
-        time.sleep(0.3)  # the second is blocked in its INSERT by now
+        assert second_started.wait(5)
+        wait_until_blocked_by(backend_pid())  # the second waits in its INSERT for this row
         assert thread.is_alive()
     thread.join(10)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -19,6 +18,7 @@ from accounts.models import MatchRecord, PlayerMatch
 from accounts.tasks import settle_match_now
 from games import scheduling, seal
 from games.models import Game, GameSeal
+from tests.locks import backend_pid, wait_until_blocked_by
 from tests.tasks.support import drive, game_url, greedy, in_threads, quick_table, view, wait_for
 from tongits_site.celery import app
 
@@ -64,12 +64,14 @@ def test_settling_seals_a_lost_seal_without_deadlocking_a_sealing_write(
     game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.SETTLE)
     GameSeal.objects.filter(game_id=game_id).delete()
     inserted, go = threading.Event(), threading.Event()
+    writer_pid: list[int] = []
     errors: list[BaseException] = []
     results: list[str] = []
 
     def sealing_write() -> None:
         try:
             with transaction.atomic():
+                writer_pid.append(backend_pid())
                 seal.seal_match(game.pk, game.version, game.last_hash)
                 inserted.set()
                 go.wait(10)
@@ -89,11 +91,13 @@ def test_settling_seals_a_lost_seal_without_deadlocking_a_sealing_write(
 
     writer = threading.Thread(target=sealing_write)
     writer.start()
-    assert inserted.wait(10)
+    assert inserted.wait(10) and writer_pid
     settler = threading.Thread(target=settlement)
     settler.start()
-    time.sleep(0.5)  # the settlement reaches the seal the write holds uncommitted
-    go.set()
+    try:  # the settlement waits for the seal the write holds uncommitted
+        wait_until_blocked_by(writer_pid[0])
+    finally:
+        go.set()
     writer.join(15)
     settler.join(15)
     assert errors == [] and results == ["settled"]

@@ -1,9 +1,14 @@
-"""A prefork worker child keeps its database pool across tasks.
+"""Celery's Django fixup, told it runs in a prefork child, keeps the database pool across
+tasks.
 
 Celery's Django fixup closes the connections before and after each task and, in a prefork child
 with Django's pool, the whole pool: every task opened a new pool and a new PostgreSQL backend.
-Here the real fixup, told it runs in a prefork child, and the project's own task signals run
-around real tasks of this app, as a worker runs them."""
+What runs here is not a worker: Celery's real ``DjangoWorkerFixup`` with a stand-in worker whose
+pool class names prefork (so ``_is_prefork()`` is true), its handlers and the project's own
+connected to the real ``task_prerun``/``task_postrun`` signals, and those signals sent around a
+stand-in body (a ``SELECT pg_backend_pid()``) in this process, as a worker child sends them
+around a task. No prefork child runs in the suite.
+"""
 
 from __future__ import annotations
 
@@ -53,7 +58,7 @@ def prefork_fixup():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_tasks_reuse_the_pool_and_its_backend(prefork_fixup) -> None:
+def test_the_prefork_fixup_leaves_the_pool_open_across_task_signals(prefork_fixup) -> None:
     assert settings.DATABASES["default"]["OPTIONS"].get("pool"), "the pool is what is kept"
     assert prefork_fixup.db_reuse_max == settings.CELERY_DB_REUSE_MAX
     task = deal_next_round
@@ -71,8 +76,11 @@ def test_tasks_reuse_the_pool_and_its_backend(prefork_fixup) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_task_after_a_broken_connection_gets_a_working_one(prefork_fixup) -> None:
-    """A connection that failed in a task is dropped after it, not handed to the next task."""
+def test_after_signals_around_a_broken_connection_the_next_gets_a_working_one(
+    prefork_fixup,
+) -> None:
+    """A connection that failed between a task's signals is dropped after them, not handed to
+    the body between the next ones."""
     task = deal_next_round
 
     def fail_then_mark() -> None:
