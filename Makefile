@@ -9,7 +9,7 @@ PO_FILES := $(wildcard tongits_site/locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 
 .DEFAULT_GOAL := help
-.PHONY: help install messages run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push simulate tournament
+.PHONY: help install messages run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push bench-tournament simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -30,6 +30,7 @@ help:
 	@echo "make bench-bots     tables of one person and two bots, per level, stepped (needs PostgreSQL, Redis)"
 	@echo "make bench-matchmaking  3,000 people queue over 60 s in three rooms (needs PostgreSQL, Redis)"
 	@echo "make bench-push    move to Web Push at a local push service, 20 tables (needs PostgreSQL, Redis)"
+	@echo "make bench-tournament  a tournament of 27 (9 people, 18 bots) from start to payout (needs PostgreSQL, Redis)"
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make tournament  the bot levels against each other: docs/bots.md's tables and ratings (about 40 min)"
 	@echo "make install   create .venv and install the project with dev extras; npm ci (axe-core)"
@@ -137,6 +138,11 @@ bench-matchmaking: $(STAMP) $(MO_FILES)
 # each turn's Web Push timed from the move's answer to its arrival at a local push service.
 bench-push: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_push.py
+
+# A tournament of 27 from its start to its payout: nine people over HTTP, bots in the other
+# places; wall time, CPU a match, the tournaments' extra work in the scheduler.
+bench-tournament: $(STAMP) $(MO_FILES)
+	$(PY) scripts/bench_tournament.py $(ARGS)
 
 simulate: $(STAMP)
 	$(PY) -m games.rules.simulate --matches 100 --seed 1
