@@ -9,12 +9,16 @@ PO_FILES := $(wildcard tongits_site/locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 
 .DEFAULT_GOAL := help
-.PHONY: help install messages run cluster chaos bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push bench-tournament simulate tournament
+.PHONY: help install messages run cluster chaos backup restore restore-drill rolling-restart bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push bench-tournament simulate tournament
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
 	@echo "make cluster   two web nodes behind HAProxy, pgbouncer, a PostgreSQL primary and synchronous standby, on :8100"
 	@echo "make chaos     a cluster, tables of people and bots, and faults one after another (under 10 min)"
+	@echo "make backup    a base backup of make cluster's primary (pgBackRest; BACKUP_TYPE=full|diff|incr)"
+	@echo "make restore TARGET=latest|'2026-12-06 15:04:05+00'  the backups and WAL into a fresh directory"
+	@echo "make restore-drill  a cluster under play, a backup, a restore between two moves, checked"
+	@echo "make rolling-restart  make cluster's web nodes, workers, schedulers restarted one at a time"
 	@echo "make bench-cluster  moves/s and POST p99 through HAProxy + pgbouncer against one node direct"
 	@echo "make manage ARGS=\"createsuperuser\"  manage.py on the database make run uses"
 	@echo "make test      ruff check + pytest (needs PostgreSQL; .ci/run starts it) + smoke test"
@@ -69,6 +73,26 @@ cluster: $(STAMP) $(MO_FILES)
 # Faults against a cluster of its own, while simulated people and bots play (scripts/chaos.py).
 chaos: $(STAMP) $(MO_FILES)
 	$(PY) scripts/chaos.py
+
+# Backups of the running `make cluster` (cluster/backup.py: pgBackRest, its WAL archive).
+BACKUP_TYPE ?= full
+TARGET ?= latest
+
+backup: $(STAMP)
+	$(PY) -m cluster backup --type $(BACKUP_TYPE)
+
+# The newest backup and the WAL up to TARGET into a fresh directory (RESTORE_INTO, default
+# var/restore/<the target's digits>), recovered and promoted, then stopped.
+restore: $(STAMP)
+	$(PY) -m cluster restore --target "$(TARGET)" $(if $(RESTORE_INTO),--into "$(RESTORE_INTO)")
+
+# A cluster of its own under play, a backup, a restore to a moment between two moves, checked.
+restore-drill: $(STAMP) $(MO_FILES)
+	$(PY) scripts/restore_drill.py
+
+# New code with no downtime: the migrations (expand only), then one process at a time.
+rolling-restart: $(STAMP)
+	$(PY) -m cluster rolling-restart --migrate
 
 # HAProxy + pgbouncer + two nodes against one node straight on PostgreSQL, interleaved.
 bench-cluster: $(STAMP) $(MO_FILES)

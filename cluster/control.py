@@ -1,4 +1,4 @@
-"""The operator's commands on a running cluster: failover, rejoin, status.
+"""The operator's commands on a running cluster: failover, rejoin, status, rolling restart.
 
 Failover (``python -m cluster failover``), when the primary is gone:
 
@@ -18,11 +18,22 @@ Rejoin (``python -m cluster rejoin``) brings the fenced server back as the synch
 (pg_rewind, or a new base backup). Until then the new primary runs alone: its commits are on
 one server only. It also replaces a standby that was lost: while the synchronous standby is
 away, the primary's commits wait for it.
+
+Rolling restart (``python -m cluster rolling-restart [--migrate] [--web-only]``), to run new
+code with no
+downtime: the migrations first (``--migrate``; they must be of the expand kind,
+docs/operations.md "Upgrades without downtime"), then one web node at a time: drained in HAProxy
+(no new request goes to it), stopped gracefully (the requests in hand are answered, its live
+streams end with ``shutdown`` and their clients resume on the other node), started, healthy,
+then ready in HAProxy again; then each worker node, scheduler, the notifier and beat, one at a
+time (a worker's warm shutdown finishes the tasks in hand; the other takes the queue meanwhile).
 """
 
 from __future__ import annotations
 
+import socket
 import time
+import urllib.request
 
 from cluster import postgres, runner, topology
 from cluster.postgres import ClusterError
@@ -92,6 +103,82 @@ def rejoin(layout: Layout) -> float:
     took = time.monotonic() - started
     log(f"{node} is {state.primary}'s synchronous standby again ({took:.1f} s)")
     return took
+
+
+def haproxy(layout: Layout, command: str) -> str:
+    """One command on HAProxy's admin socket (``show stat``, ``set server ...``), its answer."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(5)
+        sock.connect(str(layout.haproxy_socket))
+        sock.sendall(command.encode() + b"\n")
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+    return out.decode()
+
+
+def node_states(layout: Layout) -> dict[str, str]:
+    """Each web node's status as HAProxy sees it (UP, DOWN, DRAIN, MAINT ...)."""
+    out = {}
+    for line in haproxy(layout, "show stat").splitlines():
+        fields = line.split(",")
+        if len(fields) > 17 and fields[0] == "web" and fields[1] in topology.WEB_NODES:
+            out[fields[1]] = fields[17]
+    return out
+
+
+def _until(what: str, timeout: float, condition) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+def _node_healthy(layout: Layout, node: str) -> bool:
+    url = f"http://127.0.0.1:{layout.port_of(node)}/healthz?scope=node"
+    try:
+        with urllib.request.urlopen(url, timeout=3) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def rolling_restart(
+    layout: Layout, migrate: bool = False, web_only: bool = False
+) -> dict[str, float]:
+    """Every application process started again, one at a time, while the cluster serves (the
+    web nodes alone with ``web_only``); seconds each took (``migrate``: the migrations
+    first)."""
+    taken: dict[str, float] = {}
+    server = rpc(layout).supervisor
+    if migrate:
+        started = time.monotonic()
+        runner.migrate(layout, State.load(layout))
+        taken["migrate"] = time.monotonic() - started
+        log(f"migrations applied in {taken['migrate']:.1f} s")
+    for node in topology.WEB_NODES:
+        if node_states(layout).get(node) != "UP":
+            raise ClusterError(f"{node} is not UP in HAProxy: restart nothing while it is down")
+    for node in topology.WEB_NODES:
+        started = time.monotonic()
+        haproxy(layout, f"set server web/{node} state drain")
+        _until(f"{node} drained", 10, lambda n=node: node_states(layout).get(n) == "DRAIN")
+        server.stopProcess(node, True)  # SIGTERM: gunicorn's graceful stop
+        server.startProcess(node, True)
+        _until(f"{node} healthy", 120, lambda n=node: _node_healthy(layout, n))
+        haproxy(layout, f"set server web/{node} state ready")
+        _until(f"{node} UP in HAProxy", 30, lambda n=node: node_states(layout).get(n) == "UP")
+        taken[node] = time.monotonic() - started
+        log(f"{node} restarted (drained, stopped, started, ready) in {taken[node]:.1f} s")
+    for name in () if web_only else runner.APPLICATION:
+        started = time.monotonic()
+        server.stopProcess(name, True)  # a worker's warm shutdown: its tasks in hand finish
+        server.startProcess(name, True)
+        taken[name] = time.monotonic() - started
+        log(f"{name} restarted in {taken[name]:.1f} s")
+    log(f"rolling restart done in {sum(taken.values()):.1f} s")
+    return taken
 
 
 def status(layout: Layout) -> int:

@@ -1,6 +1,7 @@
 """Start the cluster in order, keep it described in ``var/cluster.json``, stop it on Ctrl-C.
 
-Order: supervisord; the primary (made with initdb on first use), the database, the standby
+Order: supervisord; the primary (made with initdb on first use), the database, the backup
+repository's stanza (pgBackRest: the primary archives its WAL there), the standby
 (a base backup of the primary on first use, or the fenced old primary rewound into one) and,
 once it streams, the primary's commits made to wait for it; migrations; Redis and pgbouncer;
 the application (workers, schedulers, notifier, beat, web nodes), each web node until its
@@ -33,7 +34,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
-from cluster import postgres, topology
+from cluster import backup, postgres, topology
 from cluster.postgres import ClusterError
 from cluster.state import State, locked, processes, rpc
 from cluster.topology import Layout
@@ -61,12 +62,13 @@ def log(message: str) -> None:
 
 def check_tools() -> None:
     """The engines the cluster runs, from Debian's packages (`.ci/run` installs them)."""
-    tools = ("pgbouncer", "haproxy", "redis-server", "setpriv")
+    tools = ("pgbouncer", "haproxy", "redis-server", "setpriv", "pgbackrest")
     missing = [tool for tool in tools if not shutil.which(tool)]
     if missing:
         raise ClusterError(
             f"not installed: {', '.join(missing)} "
-            "(apt-get install -y pgbouncer haproxy redis-server postgresql-15 util-linux)"
+            "(apt-get install -y pgbouncer haproxy redis-server postgresql-15 util-linux "
+            "pgbackrest)"
         )
     postgres.bin_dir()
 
@@ -113,6 +115,7 @@ def write_files(layout: Layout, state: State, user: str | None) -> None:
     (layout.etc / "redis.conf").write_text(topology.redis_conf(layout))
     progs = topology.programs(layout, postgres.bin_dir(), user, state.primary)
     (layout.etc / "supervisord.conf").write_text(topology.supervisord_conf(layout, progs))
+    backup.prepare(layout, user)
     if user is not None:  # pgbouncer runs as that user too: it reads its files
         postgres.give(layout.etc, user)
 
@@ -149,6 +152,7 @@ def bring_up_databases(layout: Layout, user: str | None) -> State:
         if postgres.in_recovery(layout, primary):
             raise ClusterError(f"{primary} is recorded as the primary but runs as a standby")
         postgres.ensure_database(layout, primary)
+        backup.create_stanza(layout, user)
         other = next(n for n in topology.PG_NODES if n != primary)
         if other in state.fenced:
             log(f"postgres  {other} was the primary before a failover: rejoining it as standby")

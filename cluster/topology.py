@@ -40,6 +40,11 @@ WORKER_CONCURRENCY = 2
 # The standby asks the primary again this often after losing it (PostgreSQL's default is 5 s,
 # and a synchronous primary's commits wait for the standby to come back).
 WAL_RETRY_INTERVAL = "200ms"
+#: pgBackRest's name for the cluster's database servers (cluster/backup.py).
+STANZA = "tongits"
+#: Seconds after which a primary with unarchived commits switches to a new WAL segment: the
+#: archive lags a quiet primary by at most this long (a busy one fills segments sooner).
+ARCHIVE_TIMEOUT_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,15 @@ class Layout:
     def description_file(self) -> Path:
         """``var/cluster.json``: every component with its pid, port and role, for tools."""
         return self.var_dir / "cluster.json"
+
+    @property
+    def sockets(self) -> Path:
+        """The PostgreSQL servers' unix sockets (pgBackRest reaches a server through one)."""
+        return self.root / "sockets"
+
+    @property
+    def pgbackrest_conf(self) -> Path:
+        return self.etc / "pgbackrest.conf"
 
     @property
     def supervisor_socket(self) -> Path:
@@ -169,10 +183,18 @@ def postgres_conf(layout: Layout, node: str, *, sync_standby: str | None) -> str
     streams under): none for a primary alone or for a standby, which must not wait on anyone
     the moment it is promoted."""
     names = f'"{sync_standby}"' if sync_standby else ""
+    # While it is the primary, each server archives its WAL into the backup repository.
+    archive = (
+        f"pgbackrest --config={layout.pgbackrest_conf} --stanza={STANZA} "
+        f"--pg1-path={layout.data_dir(node)} archive-push %p"
+    )
     return f"""# Written by `make cluster` (cluster/topology.py); edits are overwritten.
 listen_addresses = '127.0.0.1'
 port = {layout.port_of(node)}
-unix_socket_directories = ''
+unix_socket_directories = '{layout.sockets}'
+archive_mode = on
+archive_command = '{archive}'
+archive_timeout = {ARCHIVE_TIMEOUT_SECONDS}
 max_connections = 200
 shared_buffers = 128MB
 timezone = 'UTC'

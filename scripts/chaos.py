@@ -288,6 +288,9 @@ class Seat(threading.Thread):
         }
         body = {"command": command, "expected_version": view["version"]}
         started = time.monotonic()
+        # Wall-clock times, which PostgreSQL's commit times share: a command answered 200
+        # before a moment was committed before it; one first sent after it, after it.
+        entry["sent_at"] = time.time()
         try:
             status, answer = self.run_.call(
                 self.commands,
@@ -304,6 +307,7 @@ class Seat(threading.Thread):
             return
         entry["status"] = status
         entry["took"] = time.monotonic() - started
+        entry["answered_at"] = time.time()
         if status == 200:
             entry["version"] = answer["version"]
             entry["events"] = [
@@ -363,13 +367,15 @@ def new_table(run: Run, owner: Http, payload: dict[str, Any], known: set[str]) -
     raise RuntimeError("no table could be made")
 
 
-def people_tables(run: Run, index: int, tokens: list[str], names: list[str]) -> None:
+def people_tables(
+    run: Run, index: int, tokens: list[str], names: list[str], buy_in: int = 0
+) -> None:
     owner = Http(run.url, tokens[0])
     seats = [{"kind": "user"}] + [{"kind": "user", "username": n} for n in names[1:]]
     known: set[str] = set()
     match = 0
     while not run.stop_new.is_set():
-        game_id = new_table(run, owner, {"rules": RULES, "seats": seats}, known)
+        game_id = new_table(run, owner, table_payload(seats, buy_in), known)
         known.add(game_id)
         for token in tokens[1:]:  # an invitation each: accepted (409: already, on a retry)
             status, body = run.call(
@@ -394,14 +400,19 @@ def people_tables(run: Run, index: int, tokens: list[str], names: list[str]) -> 
         match += 1
 
 
-def bot_tables(run: Run, index: int, token: str) -> None:
+def table_payload(seats: list[dict[str, Any]], buy_in: int) -> dict[str, Any]:
+    """POST /tables' body; played for chips when ``buy_in`` (the ledger then has moves)."""
+    return {"rules": RULES, "seats": seats, **({"buy_in": buy_in} if buy_in else {})}
+
+
+def bot_tables(run: Run, index: int, token: str, buy_in: int = 0) -> None:
     owner = Http(run.url, token)
     levels = BOT_LEVELS[index % len(BOT_LEVELS)]
     seats = [{"kind": "user"}, *({"kind": "bot", "level": level} for level in levels)]
     known: set[str] = set()
     match = 0
     while not run.stop_new.is_set():
-        game_id = new_table(run, owner, {"rules": RULES, "seats": seats}, known)
+        game_id = new_table(run, owner, table_payload(seats, buy_in), known)
         known.add(game_id)
         run.add_game(game_id, bots=True)
         play_out(run, [Seat(run, game_id, token, f"b{index}m{match}", 5000 + 10 * index + match)])
@@ -472,10 +483,12 @@ class Probe(threading.Thread):
 
 
 class Database:
-    """The cluster's PostgreSQL, whichever server takes writes (libpq finds it)."""
+    """The cluster's PostgreSQL, whichever server takes writes (libpq finds it), or the
+    database at ``url`` (a restored copy)."""
 
-    def __init__(self, layout: topology.Layout) -> None:
+    def __init__(self, layout: topology.Layout, url: str | None = None) -> None:
         self.layout = layout
+        self.url = url
         self.conn: psycopg.Connection | None = None
 
     def query(self, sql: str, params: Any = None) -> list[tuple]:
@@ -484,7 +497,8 @@ class Database:
                 if self.conn is None:
                     hosts = self.layout.pg_hosts()
                     self.conn = psycopg.connect(
-                        f"postgres://postgres@{hosts}/{topology.DATABASE}"
+                        self.url
+                        or f"postgres://postgres@{hosts}/{topology.DATABASE}"
                         "?target_session_attrs=read-write&connect_timeout=2",
                         autocommit=True,
                     )
@@ -864,14 +878,18 @@ def projections(db: Database) -> dict[str, list]:
     return out
 
 
-def check_journal(run: Run, db: Database) -> tuple[int, int, list[str]]:
-    """(acknowledged moves lost, duplicated, problems) of the journal against the log."""
-    games = sorted(run.games)
-    rows = db.query(
+def logged_events(db: Database, games: set[str]) -> list[tuple[str, int, str, str, str]]:
+    """(game, seq, hash, actor, type) of every event of ``games`` in the log."""
+    return db.query(
         "SELECT game_id::text, seq, hash, actor, type FROM games_event "
         "WHERE game_id = ANY(%s::uuid[])",
-        [games],
+        [sorted(games)],
     )
+
+
+def check_journal(run: Run, db: Database) -> tuple[int, int, list[str]]:
+    """(acknowledged moves lost, duplicated, problems) of the journal against the log."""
+    rows = logged_events(db, run.games)
     # A person's moves: their events but the table's start (answered by POST /tables or
     # /start, not by a command).
     log_events = {(g, seq): (h, actor) for g, seq, h, actor, kind in rows}

@@ -3,9 +3,10 @@ its synchronous standby, Redis, two worker nodes, two schedulers), started as a 
 start it, in a temporary var dir on free ports: one match through HAProxy against two bots,
 one web node killed with ``kill -9`` in the middle of it, the match finishes; then a web node's
 arbiter alone killed with ``kill -9``, its workers gone within 5 s and only the new arbiter's
-workers on its port; and Ctrl-C leaves nothing running. Needs Debian's postgresql-15,
-pgbouncer, haproxy and redis-server (`.ci/run` installs them); it fails, never skips, without
-them.
+workers on its port; then the restore drill (scripts/restore_drill.py, `make restore-drill`)
+with a rolling restart of every application process under play in it; and Ctrl-C leaves nothing
+running. Needs Debian's postgresql-15, pgbouncer, haproxy, redis-server and pgbackrest (`.ci/run`
+installs them); it fails, never skips, without them.
 
 The longer run, with every fault of docs/operations.md, is `make chaos` (not a test).
 """
@@ -13,10 +14,12 @@ The longer run, with every fault of docs/operations.md, is `make chaos` (not a t
 from __future__ import annotations
 
 import http.client
+import importlib.util
 import json
 import os
 import random
 import signal
+import sys
 import tempfile
 import time
 import uuid
@@ -28,9 +31,17 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from cluster import harness, topology
+from cluster import control, harness, topology
 from games.rules.bots import GreedyBot
 from ops import orphans
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location(
+    "restore_drill", ROOT / "scripts" / "restore_drill.py"
+)
+restore_drill = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+sys.modules.setdefault("restore_drill", restore_drill)
+_spec.loader.exec_module(restore_drill)  # type: ignore[union-attr]
 
 MATCH_TIMEOUT_SECONDS = 120.0
 
@@ -239,6 +250,38 @@ def test_a_killed_web_master_leaves_only_its_replacements_workers_on_the_port(cl
         f"{node}'s arbiter killed: its workers gone in {gone:.2f} s, "
         f"the new ones listening after {time.monotonic() - killed:.1f} s"
     )
+
+
+def test_a_rolling_restart_and_a_restore_to_a_moment_between_two_moves(cluster) -> None:
+    """The restore drill, lean: journaled people play for chips; a full backup (pgBackRest)
+    while they do; then, under play, each web node drained in HAProxy, stopped gracefully,
+    started again and made ready, one at a time (``make chaos`` restarts every other
+    application process too); a match ends (sealed, settled); a target time between two moves; the backup and the WAL
+    restored to it and promoted. On the copy every chain, legality and seal verifies, the
+    ledger verifies, every move answered before the target is there with the hash its player
+    was told and none sent after it is; and no answered move was lost on the cluster."""
+    states: list[dict[str, str]] = []
+
+    def rolling_restart() -> dict[str, float]:
+        before = harness.node_workers(cluster, "web-1") | harness.node_workers(cluster, "web-2")
+        taken = control.rolling_restart(cluster.layout, web_only=True)
+        states.append(control.node_states(cluster.layout))
+        after = harness.node_workers(cluster, "web-1") | harness.node_workers(cluster, "web-2")
+        assert after and not before & after, "a web node kept its old workers"
+        return taken
+
+    # The copy beside the cluster's var dir, which the server user may enter.
+    workdir = cluster.layout.var_dir / "drill"
+    found = restore_drill.drill(cluster, workdir, between=rolling_restart, moves=(4, 6, 2))
+    restore_drill.report(found)
+    assert not found.failures, found.failures
+    assert set(found.between) == set(topology.WEB_NODES)
+    assert states == [{node: "UP" for node in topology.WEB_NODES}]
+    # Draining kept every request off a stopping node: no answer of 502 or 503 to retry.
+    assert not {kind for kind in found.errors if kind.startswith("5")}, found.errors
+    assert found.restored["seals"] >= 1 and found.restored["ledger_entries"] > 0
+    assert found.before >= 10 and found.after >= 2
+    assert found.last_before["answered_at"] < found.first_after["sent_at"]
 
 
 def _standby(cluster) -> psycopg.Connection:
