@@ -1,5 +1,6 @@
 """``python -m cluster [run | status | failover [--force] | rejoin | rolling-restart [--migrate]
-[--web-only] | backup [--type T] | backups | restore --target T [--into DIR] [--port N]]`` (see ``cluster``)."""
+[--web-only] | backup [--type T] | backups | restore --target T [--into DIR] [--port N]]``
+(see ``cluster``)."""
 
 from __future__ import annotations
 

@@ -256,10 +256,11 @@ def test_a_rolling_restart_and_a_restore_to_a_moment_between_two_moves(cluster) 
     """The restore drill, lean: journaled people play for chips; a full backup (pgBackRest)
     while they do; then, under play, each web node drained in HAProxy, stopped gracefully,
     started again and made ready, one at a time (``make chaos`` restarts every other
-    application process too); a match ends (sealed, settled); a target time between two moves; the backup and the WAL
-    restored to it and promoted. On the copy every chain, legality and seal verifies, the
-    ledger verifies, every move answered before the target is there with the hash its player
-    was told and none sent after it is; and no answered move was lost on the cluster."""
+    application process too); a match ends (sealed, settled); a target time between two
+    moves; the backup and the WAL restored to it and promoted. On the copy every chain,
+    legality and seal verifies, the ledger verifies, every move answered before the target is
+    there with the hash its player was told and none sent after it is; and no answered move
+    was lost on the cluster."""
     states: list[dict[str, str]] = []
 
     def rolling_restart() -> dict[str, float]:
