@@ -79,6 +79,9 @@ def failover(layout: Layout, force: bool = False) -> float:
         log(f"pgbouncer now sends every transaction to {new}")
     took = time.monotonic() - started
     log(f"failover done in {took:.1f} s; `python -m cluster rejoin` makes {old} the standby")
+    # WAL the old primary wrote but had not archived is in no archive: a point-in-time restore
+    # past this moment needs a base backup of the new primary.
+    log("take a full backup of the new primary now: python -m cluster backup")
     return took
 
 

@@ -16,14 +16,18 @@ It starts `make cluster` (``python -m cluster``) in a temporary var dir on free 
   recovered and the tables have played on for ``STEADY_SECONDS``: ``kill -9`` of a web node,
   ``kill -9`` of a web node's gunicorn arbiter alone (its workers must exit on their own),
   ``kill -9`` of the worker node that has a bot's turn in hand (its log says it received the
-  task and has not finished it), ``kill -9`` of a scheduler, a restart of pgbouncer, a restart
-  of Redis, a fast restart of the primary, and a hard stop (``kill -9``) of the primary followed
-  by ``python -m cluster failover`` (then ``python -m cluster rejoin``: the old primary must
-  come back as the new one's synchronous standby, read-only). For each fault it prints how
-  long recovery took: the part back (running again, or the standby promoted), a write through
-  HAProxy answered again (a probe client marks its inbox read every 0.2 s), and every bot table
-  that was waiting on the server moved on. After each, within ``ORPHAN_SECONDS``, only the
-  current arbiter's workers may listen on each web node's port (no worker of a dead arbiter);
+  task and has not finished it), ``kill -9`` of a scheduler, a rolling restart of every
+  application process as an upgrade runs it (``python -m cluster rolling-restart``: each web
+  node drained in HAProxy, stopped gracefully, started, ready again, then each worker node,
+  scheduler, the notifier and beat; no client may get a 5xx meanwhile), a restart of pgbouncer,
+  a restart of Redis, a fast restart of the primary, and a hard stop (``kill -9``) of the
+  primary followed by ``python -m cluster failover`` (then ``python -m cluster rejoin``: the old
+  primary must come back as the new one's synchronous standby, read-only). For each fault it
+  prints how long recovery took: the part back (running again, or the standby promoted), a write
+  through HAProxy answered again (a probe client marks its inbox read every 0.2 s), and every
+  bot table that was waiting on the server moved on. After each, within ``ORPHAN_SECONDS``, only
+  the current arbiter's workers may listen on each web node's port (no worker of a dead
+  arbiter);
 - then no new match starts, the matches in play run on for up to ``DRAIN_SECONDS``, and:
   every game's hash chain, legality and seal verify (``manage.py verify_events``); every command
   answered 200 has its events in the log, at the seqs and with the hashes it was told, exactly
@@ -78,7 +82,7 @@ ORPHAN_SECONDS = 5.0
 DRAIN_SECONDS = 100.0
 ON_TIME_SECONDS = 20.0
 PASSWORD = "a-long-chaos-passphrase"
-FAULTS = 8  # Faults.all()
+FAULTS = 9  # Faults.all()
 RULES = {"preset": "standard", "turn_seconds": 0, "wins_to_match": 2}
 BOT_LEVELS = [("hard", "normal"), ("easy", "normal")]
 CLUSTER_ENV = {
@@ -824,6 +828,35 @@ class Faults:
             f"{time.monotonic() - started:.1f} s"
         )
 
+    def rolling_restart(self) -> None:
+        """An upgrade's restart (``python -m cluster rolling-restart``) while people play: no
+        5xx answer to any client meanwhile, and no probe write refused."""
+        fault = Fault("rolling restart of the application")
+        waiting = self.waiting_bots()
+        with self.run.journal.lock:
+            seen = collections.Counter(self.run.journal.errors)
+        fault.injected_at = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "cluster", "rolling-restart"],
+            cwd=ROOT,
+            env=self.cluster_env(),
+            capture_output=True,
+            text=True,
+        )
+        took = time.monotonic() - fault.injected_at
+        if done.returncode != 0:
+            self.run.failures.append(f"rolling-restart: {done.stdout}{done.stderr}")
+        self.recover(fault, lambda: done.returncode == 0, waiting)
+        with self.run.journal.lock:
+            new = collections.Counter(self.run.journal.errors) - seen
+        errors = {kind: n for kind, n in new.items() if kind.startswith("5")}
+        fault.detail = f"(the command took {took:.1f} s; 5xx answers meanwhile: {errors or 0})"
+        log(f"  {fault.detail}")
+        if errors or fault.errors:
+            self.run.failures.append(
+                f"rolling restart: {errors} 5xx answers, {fault.errors} probe writes failed"
+            )
+
     def cluster_env(self) -> dict[str, str]:
         return {
             **os.environ,
@@ -838,6 +871,7 @@ class Faults:
             self.web_master,
             self.worker_mid_bot_turn,
             self.scheduler,
+            self.rolling_restart,
             lambda: self.restart("pgbouncer", "restart of pgbouncer"),
             lambda: self.restart("redis", "restart of Redis"),
             self.primary_fast_restart,

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from cluster import control, harness, topology
+from cluster import backup, control, harness, topology
 from games.rules.bots import GreedyBot
 from ops import orphans
 
@@ -369,3 +369,26 @@ def test_haproxy_checks_each_node_and_answers_json_when_none_is_up() -> None:
     head, body = topology.haproxy_503().split("\r\n\r\n", 1)
     assert json.loads(body)["code"] == "unavailable"
     assert f"Content-Length: {len(body)}" in head
+
+
+def test_each_server_archives_into_the_stanza_that_names_both(monkeypatch) -> None:
+    layout = topology.Layout(root=Path("/tmp/x/cluster"))
+    for node in topology.PG_NODES:
+        conf = topology.postgres_conf(layout, node, sync_standby=None)
+        assert "archive_mode = on" in conf
+        assert (
+            f"--stanza=tongits --pg1-path={layout.data_dir(node)} archive-push %p" in conf
+        )  # its own WAL, whichever server is the primary
+        assert f"unix_socket_directories = '{layout.sockets}'" in conf  # pgBackRest's way in
+    monkeypatch.delenv("TONGITS_BACKUP_REPO", raising=False)
+    text = backup.config(layout)
+    assert f"repo1-path={layout.root / 'backup'}" in text and "repo1-retention-full=2" in text
+    for i, node in enumerate(topology.PG_NODES, start=1):
+        assert f"pg{i}-path={layout.data_dir(node)}" in text
+        assert f"pg{i}-port={layout.port_of(node)}" in text
+    monkeypatch.setenv("TONGITS_BACKUP_REPO", "s3://studio-backups/tongits/prod")
+    monkeypatch.setenv("TONGITS_BACKUP_S3_REGION", "ap-southeast-1")
+    text = backup.config(layout)
+    assert "repo1-type=s3" in text and "repo1-s3-bucket=studio-backups" in text
+    assert "repo1-path=/tongits/prod" in text and "repo1-s3-region=ap-southeast-1" in text
+    assert "key" not in text.replace("s3-bucket", "")  # the keys stay in the environment
