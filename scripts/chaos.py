@@ -588,9 +588,12 @@ class Faults:
             if awaiting in ("bot", "deal", "settle") and status in ("active", "finished")
         }
 
-    def recover(self, fault: Fault, back_check, waiting: dict[str, int]) -> None:
-        """Wait for each part of recovery, noting when it came."""
-        deadline = fault.injected_at + RECOVERY_LIMIT_SECONDS
+    def recover(
+        self, fault: Fault, back_check, waiting: dict[str, int], limit: float = 0.0
+    ) -> None:
+        """Wait for each part of recovery, noting when it came (within ``limit`` seconds of
+        the fault, ``RECOVERY_LIMIT_SECONDS`` by default)."""
+        deadline = fault.injected_at + (limit or RECOVERY_LIMIT_SECONDS)
         while time.monotonic() < deadline:
             now = time.monotonic()
             if fault.back is None and back_check():
@@ -846,7 +849,8 @@ class Faults:
         took = time.monotonic() - fault.injected_at
         if done.returncode != 0:
             self.run.failures.append(f"rolling-restart: {done.stdout}{done.stderr}")
-        self.recover(fault, lambda: done.returncode == 0, waiting)
+        # Recovery is the command's own time (every process restarted) and what follows it.
+        self.recover(fault, lambda: done.returncode == 0, waiting, took + RECOVERY_LIMIT_SECONDS)
         with self.run.journal.lock:
             new = collections.Counter(self.run.journal.errors) - seen
         errors = {kind: n for kind, n in new.items() if kind.startswith("5")}
