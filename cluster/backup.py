@@ -303,5 +303,8 @@ def restore_command(layout: Layout, target: str, into: Path | None, port: int) -
         f"cluster: restored to {target} into {restored.data} in {restored.seconds:.1f} s: "
         + ", ".join(f"{k} {v}" for k, v in found.items())
     )
-    print(f"cluster: it is stopped; start it with pg_ctl -D {restored.data} start (port {port})")
+    print(
+        f"cluster: it is stopped; pg_ctl -D {restored.data} start (as {user or 'you'}) serves it "
+        f"on port {port}, or docs/operations.md's steps make it the cluster's primary"
+    )
     return 0
