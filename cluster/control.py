@@ -20,13 +20,13 @@ one server only. It also replaces a standby that was lost: while the synchronous
 away, the primary's commits wait for it.
 
 Rolling restart (``python -m cluster rolling-restart [--migrate] [--web-only]``), to run new
-code with no
-downtime: the migrations first (``--migrate``; they must be of the expand kind,
+code with no downtime: the migrations first (``--migrate``; they must be of the expand kind,
 docs/operations.md "Upgrades without downtime"), then one web node at a time: drained in HAProxy
 (no new request goes to it), stopped gracefully (the requests in hand are answered, its live
 streams end with ``shutdown`` and their clients resume on the other node), started, healthy,
-then ready in HAProxy again; then each worker node, scheduler, the notifier and beat, one at a
-time (a worker's warm shutdown finishes the tasks in hand; the other takes the queue meanwhile).
+then ready in HAProxy again; then each worker node (the next one once it is consuming again),
+scheduler, the notifier and beat, one at a time (a worker's warm shutdown finishes the tasks in
+hand; the other takes the queue meanwhile).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from __future__ import annotations
 import socket
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from cluster import postgres, runner, topology
@@ -131,7 +132,7 @@ def node_states(layout: Layout) -> dict[str, str]:
     return out
 
 
-def _until(what: str, timeout: float, condition) -> None:
+def _until(what: str, timeout: float, condition: Callable[[], bool]) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -152,7 +153,8 @@ def _logged(path: Path, offset: int, text: str) -> bool:
     """Whether ``path`` holds ``text`` past ``offset`` (supervisord's log of a program)."""
     try:
         with path.open("rb") as handle:
-            handle.seek(offset)
+            # supervisord rotated the log meanwhile: all of the new one is new.
+            handle.seek(offset if path.stat().st_size >= offset else 0)
             return text.encode() in handle.read()
     except FileNotFoundError:
         return False
@@ -177,11 +179,13 @@ def rolling_restart(
     for node in topology.WEB_NODES:
         started = time.monotonic()
         haproxy(layout, f"set server web/{node} state drain")
-        _until(f"{node} drained", 10, lambda n=node: node_states(layout).get(n) == "DRAIN")
-        server.stopProcess(node, True)  # SIGTERM: gunicorn's graceful stop
-        server.startProcess(node, True)
-        _until(f"{node} healthy", 120, lambda n=node: _node_healthy(layout, n))
-        haproxy(layout, f"set server web/{node} state ready")
+        try:
+            _until(f"{node} drained", 10, lambda n=node: node_states(layout).get(n) == "DRAIN")
+            server.stopProcess(node, True)  # SIGTERM: gunicorn's graceful stop
+            server.startProcess(node, True)
+            _until(f"{node} healthy", 120, lambda n=node: _node_healthy(layout, n))
+        finally:  # even after a failure: HAProxy's health check decides then
+            haproxy(layout, f"set server web/{node} state ready")
         _until(f"{node} UP in HAProxy", 30, lambda n=node: node_states(layout).get(n) == "UP")
         taken[node] = time.monotonic() - started
         log(f"{node} restarted (drained, stopped, started, ready) in {taken[node]:.1f} s")
