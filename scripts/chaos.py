@@ -847,6 +847,8 @@ class Faults:
             text=True,
         )
         took = time.monotonic() - fault.injected_at
+        for line in done.stdout.splitlines():
+            log(f"  {line}")  # each process's restart, timed
         if done.returncode != 0:
             self.run.failures.append(f"rolling-restart: {done.stdout}{done.stderr}")
         # Recovery is the command's own time (every process restarted) and what follows it.
