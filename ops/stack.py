@@ -59,11 +59,19 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 EMBEDDED_DB_NAME = "tongits"
 WORKER_CONCURRENCY = "2"
 #: Bot moves (``games.tasks.play_bot_turn``) go to a queue of their own, served by a worker of
-#: their own at this CPU niceness: on a busy node the kernel gives requests the cores first, and
-#: the bots' replies slow down (within ``TONGITS_BOT_THINK_SECONDS`` per decision) before any
-#: request does.
+#: their own at a lower CPU priority (``TONGITS_BOT_NICENESS``, 10 by default): on a busy node the
+#: kernel gives requests the cores first, and the bots' replies slow down (within
+#: ``TONGITS_BOT_THINK_SECONDS`` per decision) before any request does.
 BOT_QUEUE = "bots"
 BOT_NICENESS = "10"
+
+
+def bot_niceness() -> str:
+    """The bots' worker's niceness: ``TONGITS_BOT_NICENESS`` (0 to 19), else ``BOT_NICENESS``."""
+    raw = os.environ.get("TONGITS_BOT_NICENESS", "").strip()
+    return str(min(19, max(0, int(raw)))) if raw.isdigit() else BOT_NICENESS
+
+
 STOP_TIMEOUT_SECONDS = 15.0
 # A child restarted this often within the window is broken, not unlucky: stop the stack.
 MAX_RESTARTS = 5
@@ -233,7 +241,7 @@ def commands(
         "bots": [
             "nice",
             "-n",
-            BOT_NICENESS,
+            bot_niceness(),
             *celery,
             "worker",
             "--loglevel=INFO",
@@ -439,7 +447,7 @@ def main() -> int:
             log(
                 f"worker    celery worker (concurrency {WORKER_CONCURRENCY}"
                 f"{', threads' if embedded_broker else ''}; bot moves: a second one at nice "
-                f"{BOT_NICENESS}); "
+                f"{bot_niceness()}); "
                 "scheduler: manage.py run_scheduler; notifier: manage.py run_notifier; "
                 "beat: celery beat"
             )
