@@ -8,9 +8,10 @@ filling seats). For each level it starts the stack as `make run` does (``python 
 web processes, the worker, the bots' worker at its lower priority, scheduler, notifier, beat;
 the defaults, throttles as shipped, the bots' pause ``TONGITS_BOT_DELAY_SECONDS`` as shipped) on
 a scratch database ``tongits_bench_bots`` of the local PostgreSQL, with Redis database 13 as the
-broker, on a free port, and stops it at the end of the level. Tables are made through the
-services (``games.lobby``: a person and two bots of the level, untimed, first to 99 wins, so no
-table ends during the run); quick play starts them at once.
+broker, on a free port, and stops it at the end of the level. Each step's tables are made
+through the services when the step begins (``games.lobby``: a person and two bots of the level,
+untimed, first to 99 wins, so no table ends during the run; quick play starts them at once, so
+their bots play from then on).
 
 The person is `make bench-players`' player (``scripts/bench_players.py``: its connections, its
 measures and its stack are reused from there): two kept-alive connections, its game's stream
@@ -312,27 +313,26 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
 # ---------------------------------------------------------------- one level
 
 
+def make_step(args: argparse.Namespace, count: int, tag: str, level: str) -> list[tuple[str, str]]:
+    """``count`` new tables, made on both cores (quick play starts them at once: their bots
+    play their first moves, so a step's tables are made only when the step begins)."""
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        halves = pool.starmap(
+            make_tables,
+            [
+                (args.database_url, count // 2, f"{tag}a", level),
+                (args.database_url, count - count // 2, f"{tag}b", level),
+            ],
+        )
+    tables = [t for pair in zip(*halves, strict=False) for t in pair]
+    return tables + halves[0][len(halves[1]) :]
+
+
 def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
     steps = [int(s) for s in args.steps.split(",")]
     reset_database(args.database_url)
     tag = f"{level[0]}{int(time.time()) % 100000}"
-    started = time.monotonic()
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(2) as pool:  # set-up on both cores
-        halves = pool.starmap(
-            make_tables,
-            [
-                (args.database_url, steps[-1] // 2, f"{tag}a", level),
-                (args.database_url, steps[-1] - steps[-1] // 2, f"{tag}b", level),
-            ],
-        )
-    tables = [t for pair in zip(*halves, strict=False) for t in pair]
-    tables += halves[0][len(halves[1]) :]
-    print(
-        f"{level}: {len(tables)} tables of a person and two bots made in "
-        f"{time.monotonic() - started:.0f} s",
-        flush=True,
-    )
     settle(args.database_url)
 
     port = free_port()
@@ -359,7 +359,13 @@ def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
 
         playing = 0
         for n, step in enumerate(steps):
-            new = tables[playing:step]
+            started = time.monotonic()
+            new = make_step(args, step - playing, f"{tag}s{n}", level)
+            print(
+                f"{level}: {len(new)} more tables of a person and two bots made in "
+                f"{time.monotonic() - started:.0f} s",
+                flush=True,
+            )
             answers = ask([("add", new[i :: args.procs]) for i in range(args.procs)])
             ready = sum(a[1] for a in answers)
             if n == 0:
