@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import redis
 import uvloop
 from bench_players import (
     PARTS,
@@ -332,6 +333,9 @@ def make_step(args: argparse.Namespace, count: int, tag: str, level: str) -> lis
 def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
     steps = [int(s) for s in args.steps.split(",")]
     reset_database(args.database_url)
+    # The scratch broker too: a previous level's tables no longer exist, and their queued moves
+    # (and the sweeper's copies of them) would stand before this level's in the bots' queue.
+    redis.Redis.from_url(args.broker).flushdb()
     tag = f"{level[0]}{int(time.time()) % 100000}"
     settle(args.database_url)
 
