@@ -215,6 +215,21 @@ def test_hard_bot_cap_bounds_the_cpu_time_of_a_decision() -> None:
         assert cap * 0.6 < spent < cap * 1.5, spent
 
 
+def test_hard_bot_values_a_long_match_like_one_a_few_wins_from_its_end() -> None:
+    """Wins still needed count as at most ``_HORIZON``: at a table of first to 99 wins (the
+    API allows it) the hard bot decides as at first to 30, in a recursion of a few hundred
+    positions, where valuing the whole match went through a million and never finished."""
+    picks = {}
+    for target in (30, 99):
+        rules = RuleSet(wins_to_match=target)
+        state, seat, history = _positions(random.Random(8), rules, 6)[-1]
+        view, legal = player_view(state, seat), legal_commands(state, seat)
+        hard_module._match_win.cache_clear()
+        picks[target] = command_key(small_hard().choose(view, legal, random.Random(2), history))
+        assert hard_module._match_win.cache_info().currsize <= (hard_module._HORIZON + 2) ** 3
+    assert picks[30] == picks[99]
+
+
 def test_hard_bot_wall_limit_bounds_a_decision_whatever_cpu_it_gets() -> None:
     """The server's bound (``TONGITS_BOT_THINK_SECONDS``): a decision with a budget and a cap
     it could never reach still ends about ``wall_limit`` after it began, with a legal move."""

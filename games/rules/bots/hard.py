@@ -375,18 +375,24 @@ class HardBot:
 _ROUND_ODDS = (0.4, 0.3, 0.3)
 
 
+#: Wins still needed beyond this many count as this many when valuing a round for the match: a
+#: round then changes the match's chances about the same, and the recursion stays small (a match
+#: of first to 99 wins would otherwise take it through a million positions).
+_HORIZON = 8
+
+
 @lru_cache(maxsize=4096)
-def _match_win(wins: tuple[int, int, int], target: int) -> float:
-    """Chance that seat 0 wins the match from these round wins (first to ``target``)."""
-    if wins[0] >= target:
+def _match_win(need: tuple[int, int, int]) -> float:
+    """Chance that seat 0 wins the match when the seats still need these round wins."""
+    if need[0] <= 0:
         return 1.0
-    if wins[1] >= target or wins[2] >= target:
+    if need[1] <= 0 or need[2] <= 0:
         return 0.0
     total = 0.0
     for s in range(3):
-        nxt = list(wins)
-        nxt[s] += 1
-        total += _ROUND_ODDS[s] * _match_win((nxt[0], nxt[1], nxt[2]), target)
+        nxt = list(need)
+        nxt[s] -= 1
+        total += _ROUND_ODDS[s] * _match_win((nxt[0], nxt[1], nxt[2]))
     return total
 
 
@@ -394,14 +400,14 @@ def _equity_after(k: Knowledge) -> tuple[float, float, float]:
     """Per seat winning this round: the change in this seat's chance to win the match."""
     me = k.seat
     order = (me, (me + 1) % 3, (me + 2) % 3)
-    wins = tuple(k.round_wins[s] for s in order)
     target = k.rules.wins_to_match
-    now = _match_win(wins, target)  # type: ignore[arg-type]
+    need = [min(target - k.round_wins[s], _HORIZON) for s in order]
+    now = _match_win((need[0], need[1], need[2]))
     out = [0.0, 0.0, 0.0]
     for i, s in enumerate(order):
-        nxt = list(wins)
-        nxt[i] += 1
-        out[s] = _match_win((nxt[0], nxt[1], nxt[2]), target) - now
+        nxt = list(need)
+        nxt[i] -= 1
+        out[s] = _match_win((nxt[0], nxt[1], nxt[2])) - now
     return (out[0], out[1], out[2])
 
 
