@@ -12,7 +12,7 @@ class TournamentsConfig(AppConfig):
         # The tournaments' loop runs beside the scheduler; their frames join /me/stream.
         from games import scheduling
         from games.live import streams
-        from tournaments import live, loop
+        from tournaments import live, loop, receivers  # noqa: F401  (signal receivers)
 
         if loop.run_tournaments not in scheduling.COMPANIONS:
             scheduling.COMPANIONS.append(loop.run_tournaments)

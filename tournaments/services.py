@@ -259,11 +259,26 @@ def unregister(*, user: Any, tournament_id: uuid.UUID | str) -> None:
     _open(tournament, timezone.now())
     if entry is None:
         raise NotRegistered()
-    entry.active, entry.withdrawn_at = False, timezone.now()
+    _withdrawn(tournament, entry, timezone.now())
+
+
+def _withdrawn(tournament: Tournament, entry: Registration, at: datetime) -> None:
+    entry.active, entry.withdrawn_at = False, at
     entry.save(update_fields=["active", "withdrawn_at"])
     _refund(tournament, entry)
     tournament.save(update_fields=["updated_at"])
-    tell(tournament, "unregistered", [user.pk])
+    tell(tournament, "unregistered", [entry.user_id])
+
+
+@transaction.atomic
+def withdraw(*, user_id: int, tournament_id: uuid.UUID | str, at: datetime) -> None:
+    """A deleted account's place in a tournament not started yet, given back (nothing when it
+    has started meanwhile: its seat is played by the time-out rule, as at any table)."""
+    tournament = _locked(tournament_id)
+    entry = Registration.objects.filter(tournament=tournament, user_id=user_id, active=True)
+    found = entry.first()
+    if found is not None and tournament.status == Tournament.Status.REGISTERING:
+        _withdrawn(tournament, found, at)
 
 
 def _cancel(tournament: Tournament, reason: str) -> None:

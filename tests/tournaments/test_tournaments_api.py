@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts import services as accounts
 from chips.models import Entry
 from games.models import Game, Seat
 from notifications.models import Notification
@@ -240,4 +241,16 @@ def test_registration_racing_the_start_either_plays_or_keeps_its_chips(staff, au
     else:
         assert not registered.exists() and wallet(racer.user) == GRANT
     assert made.manifest["pool"] == 100 * len(people)
+    assert_sound()
+
+
+def test_a_deleted_account_gives_its_place_back(staff, auth_client_factory, user_factory):
+    made = create(staff.user, buy_in=100, fee=10)
+    leaving = user_factory(password="a-long-passphrase-1")
+    client = auth_client_factory(leaving)
+    assert client.post(url(made.pk, "/registration")).status_code == 201
+    accounts.account_delete(user=leaving, password="a-long-passphrase-1")
+    assert not Registration.objects.filter(tournament=made, active=True).exists()
+    assert Entry.objects.filter(cause="tournament_refund", user=leaving).count() == 1
+    assert staff.get(url(made.pk)).json()["escrow"] == 0
     assert_sound()
