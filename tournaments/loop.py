@@ -1,5 +1,7 @@
 """The tournaments' loop, beside the scheduler (``games.scheduling.COMPANIONS``): it asks one
-question (``services.due``) and queues ``advance`` for each tournament with work.
+question (``services.due``) and queues ``advance`` for each tournament with work; first it
+opens the next tournament of each active series that has none registering
+(``services.replenish``).
 
 It wakes on its channel's ``NOTIFY`` (a tournament created, a sit-and-go filled) and at least
 every ``TONGITS_TOURNAMENT_POLL_SECONDS``. A tournament queued is not queued again for
@@ -41,6 +43,7 @@ def run_once(queued: dict[str, float]) -> int:
     """One pass: queue what is due and was not queued in the last ``REQUEUE_SECONDS``."""
     now = time.monotonic()
     sent = 0
+    services.replenish()
     for tournament_id in services.due():
         key = str(tournament_id)
         if now - queued.get(key, -REQUEUE_SECONDS) < REQUEUE_SECONDS:

@@ -18,6 +18,32 @@ from django.db import models
 from django.db.models import Q
 
 
+class Series(models.Model):
+    """A tournament studios keep open (the admin): whenever an active series has no tournament
+    registering, the tournaments' loop creates the next one from these settings (a sit-and-go
+    of 9 in a room, always open)."""
+
+    id = models.BigAutoField(primary_key=True)
+    name = models.CharField(max_length=80)
+    rules = models.JSONField(default="standard", help_text="A preset name or rule options.")
+    wins_to_match = models.PositiveSmallIntegerField(default=1)
+    size = models.PositiveSmallIntegerField(default=9, help_text="Entrants: 3, 9 or 27.")
+    buy_in = models.PositiveIntegerField(default=0)
+    fee = models.PositiveIntegerField(default=0)
+    prizes = models.JSONField(default=list, help_text="Percent of the pool for places 1, 2, 3.")
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "series"
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Tournament(models.Model):
     class Status(models.TextChoices):
         REGISTERING = "registering", "open for registration"
@@ -58,6 +84,9 @@ class Tournament(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     reminded_at = models.DateTimeField(null=True, blank=True)
+    series = models.ForeignKey(
+        Series, null=True, blank=True, on_delete=models.SET_NULL, related_name="tournaments"
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -46,7 +46,7 @@ from tournaments.errors import (
     TournamentNotFound,
     TournamentOver,
 )
-from tournaments.models import Registration, Table, Tournament, TournamentEvent
+from tournaments.models import Registration, Series, Table, Tournament, TournamentEvent
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +139,7 @@ def tournament_create(
     bot_level: str = "normal",
     starts_at: datetime | None = None,
     minimum: int | None = None,
+    series: Series | None = None,
 ) -> Tournament:
     """A tournament open for registration (staff). ``starts_at`` None: a sit-and-go, which
     starts once ``entrants`` people registered; else it starts then, with bots in the empty
@@ -187,9 +188,48 @@ def tournament_create(
         seed=seed,
         seed_commitment=bracket.seed_commitment(seed),
         created_by=user,
+        series=series,
     )
     _wake()
     return tournament
+
+
+def replenish() -> int:
+    """A new tournament for each active series with none registering; how many were made. A
+    series whose settings are refused is logged and left (staff correct it in the admin)."""
+    made = 0
+    open_ones = Tournament.objects.filter(status=Tournament.Status.REGISTERING)
+    for series in Series.objects.filter(active=True).exclude(
+        pk__in=open_ones.filter(series__isnull=False).values("series_id")
+    ):
+        try:
+            with transaction.atomic():
+                locked = Series.objects.select_for_update().get(pk=series.pk)
+                if open_ones.filter(series=locked).exists():
+                    continue
+                series_tournament(locked)
+                made += 1
+        except InvalidTournament:
+            logger.exception("series %s: its settings are not a tournament's", series.pk)
+        except Exception as exc:  # an invalid rules value, a missing creator
+            logger.warning("series %s: %s", series.pk, exc)
+    return made
+
+
+def series_tournament(series: Series, *, trial: bool = False) -> Tournament:
+    """The next tournament of a series (a sit-and-go), with the series' settings; ``trial``
+    (the admin's check of new settings, rolled back) links it to no series."""
+    return tournament_create(
+        user=None if trial else series.created_by,
+        name=series.name,
+        rules=series.rules,
+        wins_to_match=series.wins_to_match,
+        entrants=series.size,
+        buy_in=series.buy_in,
+        fee=series.fee,
+        prizes=series.prizes or None,
+        series=None if trial else series,
+    )
 
 
 # ---------------------------------------------------------------- registration

@@ -17,7 +17,8 @@ from tests.chips.support import assert_sound
 from tests.tasks.support import in_threads
 from tests.tournaments.support import TOURNAMENTS, create, play_out, soon, url, wallet
 from tournaments import services
-from tournaments.models import Registration, Tournament
+from tournaments.admin import SeriesForm
+from tournaments.models import Registration, Series, Tournament
 
 pytestmark = pytest.mark.django_db
 GRANT = 1000
@@ -254,3 +255,36 @@ def test_a_deleted_account_gives_its_place_back(staff, auth_client_factory, user
     assert Entry.objects.filter(cause="tournament_refund", user=leaving).count() == 1
     assert staff.get(url(made.pk)).json()["escrow"] == 0
     assert_sound()
+
+
+def test_an_active_series_always_has_a_tournament_registering(staff, auth_client_factory):
+    series = Series.objects.create(
+        name="Room sit-and-go",
+        rules="standard",
+        size=3,
+        buy_in=10,
+        prizes=[100],
+        created_by=staff.user,
+    )
+    assert services.replenish() == 1
+    assert services.replenish() == 0  # one open at a time
+    first = Tournament.objects.get(series=series)
+    assert (first.status, first.size, first.buy_in, first.prizes) == ("registering", 3, 10, [100])
+    for client in [auth_client_factory() for _ in range(3)]:
+        assert client.post(url(first.pk, "/registration")).status_code == 201
+    assert services.advance(first.pk) == "started"
+    assert services.replenish() == 1  # the next one opens as this one starts
+    assert Tournament.objects.filter(series=series, status="registering").count() == 1
+    series.active = False
+    series.save()
+    Tournament.objects.filter(series=series, status="registering").update(status="cancelled")
+    assert services.replenish() == 0
+
+
+def test_the_admin_refuses_series_settings_that_make_no_tournament(staff):
+    fields = {"name": "x", "rules": '"standard"', "wins_to_match": 1, "buy_in": 0, "fee": 0}
+    bad = SeriesForm(data={**fields, "size": 4, "prizes": "[100]", "active": True})
+    assert not bad.is_valid() and "3, 9 or 27" in str(bad.errors)
+    good = SeriesForm(data={**fields, "size": 9, "prizes": "[60, 40]", "active": True})
+    assert good.is_valid(), good.errors
+    assert not Tournament.objects.exists()  # the check made none
