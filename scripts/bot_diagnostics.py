@@ -7,8 +7,8 @@
     .venv/bin/python scripts/bot_diagnostics.py inference --matches 24 --seed 11
     .venv/bin/python scripts/bot_diagnostics.py rounds --matches 200 --seed 11
 
-All four play the tournament's matches (``--bots``, by default the hard bot against two normal
-bots, seats rotated as ``games.rules.tournament`` rotates them, the same match seeds).
+All four play the ladder's matches (``--bots``, by default the hard bot against two normal
+bots, seats rotated as ``games.rules.ladder`` rotates them, the same match seeds).
 
 ``oracle``: the hard bot's deals come from the game's true state (the opponents' real hands and
 secret sets; only the stock is shuffled, so the future stays unknown), in the decision phases
@@ -73,11 +73,11 @@ from games.rules.bots.sampling import Sampler, World  # noqa: E402
 from games.rules.cards import BIT, FULL_DECK, mask_of_codes, parse_card  # noqa: E402
 from games.rules.engine import decide, legal_commands  # noqa: E402
 from games.rules.events import DrawCalled, RoundEnded  # noqa: E402
+from games.rules.ladder import make_bot, match_seed, seating  # noqa: E402
 from games.rules.melds import SET, best_arrangement  # noqa: E402
 from games.rules.ruleset import RuleSet  # noqa: E402
 from games.rules.selfplay import play_match  # noqa: E402
 from games.rules.state import DRAW_CALL, GameState, evolve, fold  # noqa: E402
-from games.rules.tournament import make_bot, match_seed, seating  # noqa: E402
 from games.rules.views import player_view  # noqa: E402
 
 #: The state of the game at the decision being made (one match per process at a time).
@@ -165,7 +165,7 @@ class TrueSampler(Sampler):
 
 
 def _seats(specs: list[str], index: int) -> tuple[list[Any], int]:
-    """The bots in seat order and the seat of entry 0, rotated as the tournament does."""
+    """The bots in seat order and the seat of entry 0, rotated as the ladder does."""
     seat_of, entry_at = seating(index)
     return [make_bot(specs[entry_at[s]]) for s in range(3)], seat_of[0]
 

@@ -1,8 +1,8 @@
 """The rating model, one for players and for bot levels: openskill's Plackett-Luce.
 
 Players are rated at settlement (``accounts.match_records``) and the bot levels by the
-tournament's ladder with these same functions, so a level's rating and a player's are on one
-scale. Pure: the same matches in the same order give the same floats.
+bots' ladder (``games.rules.ladder``) with these same functions, so a level's rating and a
+player's are on one scale. Pure: the same matches in the same order give the same floats.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bot-against-bot matches, the one loop that simulate, bench, tournaments and tests share."""
+"""Bot-against-bot matches, the one loop that simulate, bench, the ladder and tests share."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Bots: the levels exist, every bot plays only legal commands, no bot can see a hidden card
-(its decisions depend on its seat's view and redacted history only), and the tournament runs."""
+(its decisions depend on its seat's view and redacted history only), and the ladder runs."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from games.rules import RuleSet, command_key, deal, decide, evolve, fold, legal_commands, new_game
 from games.rules.bots import BOTS, LEVELS, HardBot, get_bot
 from games.rules.bots import hard as hard_module
+from games.rules.ladder import main as ladder_main
+from games.rules.ladder import wilson
 from games.rules.selfplay import play_match
-from games.rules.tournament import main as tournament_main
-from games.rules.tournament import wilson
 from games.rules.views import player_view, redact_event
 
 
@@ -292,8 +292,8 @@ def test_wilson_interval() -> None:
     assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
 
 
-def test_tournament_cli_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    tournament_main(
+def test_ladder_cli_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    ladder_main(
         [
             "--bots",
             "hard:playouts=16:time_limit=None,normal,easy",
@@ -309,8 +309,8 @@ def test_tournament_cli_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "matches: 2" in out
 
 
-def test_tournament_cli_runs_h19(capsys: pytest.CaptureFixture[str]) -> None:
-    tournament_main(
+def test_ladder_cli_runs_h19(capsys: pytest.CaptureFixture[str]) -> None:
+    ladder_main(
         [
             "--rules",
             "h19",
@@ -327,8 +327,8 @@ def test_tournament_cli_runs_h19(capsys: pytest.CaptureFixture[str]) -> None:
     assert "rules: h19" in out and "matches: 2" in out
 
 
-def test_tournament_results_do_not_depend_on_workers() -> None:
-    from games.rules.tournament import run
+def test_ladder_results_do_not_depend_on_workers() -> None:
+    from games.rules.ladder import run
 
     specs = ["normal", "greedy", "easy"]
     one = run(specs, 3, seed=9, workers=1, progress=False)
@@ -390,7 +390,7 @@ def test_ladder_ratings_are_openskill_replayed_in_match_order() -> None:
     the way players are rated, whatever order the workers finished in."""
     from openskill.models import PlackettLuce
 
-    from games.rules.tournament import ratings, run
+    from games.rules.ladder import ratings, run
 
     tally = run(["normal", "greedy", "easy"], 4, seed=2, workers=2, progress=False)
     assert sorted(tally.places) == [0, 1, 2, 3]
@@ -404,7 +404,7 @@ def test_ladder_ratings_are_openskill_replayed_in_match_order() -> None:
 
 
 def test_ladder_prints_the_docs_tables() -> None:
-    from games.rules.tournament import ladder
+    from games.rules.ladder import ladder
 
     out = ladder(1, False, (("normal,easy,easy", 2, 7), ("easy,normal,greedy", 2, 3)))
     assert "| `--bots normal,easy,easy --matches 2 --seed 7 --workers 1` | normal wins" in out

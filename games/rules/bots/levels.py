@@ -1,7 +1,7 @@
 """The bot levels players pick, each with the rating the levels earned against each other.
 
 A rating is openskill's Plackett-Luce (mu, sigma), the model players' own ratings use (they start
-at mu 25), from ``make tournament``'s ladder: the three levels at one table, seats rotated, every
+at mu 25), from ``make ladder``: the three levels at one table, seats rotated, every
 match one free-for-all ranked by placement, in match order. docs/bots.md records the run; a test
 keeps the two in step, so the numbers a client shows are the ones measured.
 """

@@ -1,4 +1,4 @@
-"""`python -m games.rules.tournament --bots hard,normal,normal --matches N --seed S [--workers K]`
+"""`python -m games.rules.ladder --bots hard,normal,normal --matches N --seed S [--workers K]`
 
 Bots play whole matches with their seats rotated (each entry sits in each seat equally often and
 the first dealer is drawn at random), so a bot's win rate measures the bot, not its seat. Prints,
@@ -257,7 +257,7 @@ def run(
     rules: str = "standard",
     progress: bool = True,
 ) -> Tally:
-    """Play the tournament, on ``workers`` processes; results do not depend on ``workers``."""
+    """Play the ladder's matches, on ``workers`` processes; results do not depend on ``workers``."""
     for spec in specs:
         make_bot(spec)  # fail early on a bad name or option
     RuleSet.preset(rules)
