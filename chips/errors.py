@@ -59,3 +59,20 @@ class WalletNotFound(NotFound):
 class WalletClosed(Conflict):
     code = "wallet_closed"
     detail = gettext_lazy("That account was deleted: its wallet is closed.")
+
+
+class ChipsOwed(InsufficientChips):
+    """A store refunded chips the player had already spent: until later credits repay the
+    debt, no buy-in, no queue and no daily bonus. ``owed`` (``extra``) is what is left."""
+
+    code = "chips_owed"
+    detail = gettext_lazy("You owe chips from a refunded purchase: buy or win them back first.")
+
+    def __init__(self, owed: int, *, seat: int | None = None) -> None:
+        super().__init__(
+            _("You owe %(owed)s chips from a refunded purchase: buy or win them back first.")
+            % {"owed": owed},
+            seat=seat,
+        )
+        self.extra["owed"] = owed
+        self.owed = owed

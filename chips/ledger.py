@@ -15,7 +15,9 @@ with its ``game_started``):
 Two transfers from one wallet at once are serialised on that wallet's row: the second sees what
 the first left and is refused if that no longer covers it, so the same chips are never spent
 twice. The house has no balance row: its balance is the negation of all the others', so grants
-and the bots' buy-ins wait on no shared row.
+and the bots' buy-ins wait on no shared row. A debt account (what a store refund left a player
+owing) is the one kind whose balance is at or below zero: a transfer may take it further down,
+never above zero.
 
 This module knows no game and no account app: tables are UUIDs, players user ids.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -68,8 +70,8 @@ def house_id() -> int:
 
 def _ensure(kind: str, *, user_id: int | None = None, game_id: Any = None) -> tuple[int, bool]:
     """The account of this kind and owner, with its balance row; made if missing (True)."""
-    if kind == Account.Kind.WALLET:
-        lookup, conflict = {"user_id": user_id}, "(user_id) WHERE kind = 'wallet'"
+    if kind in (Account.Kind.WALLET, Account.Kind.DEBT):
+        lookup, conflict = {"user_id": user_id}, f"(user_id) WHERE kind = '{kind}'"
     else:
         lookup, conflict = {"game_id": game_id}, "(game_id) WHERE kind = 'escrow'"
     found = Account.objects.filter(kind=kind, **lookup).values_list("id", flat=True)
@@ -80,9 +82,9 @@ def _ensure(kind: str, *, user_id: int | None = None, game_id: Any = None) -> tu
         cursor.execute(
             "WITH a AS (INSERT INTO chips_account (kind, user_id, game_id, created_at, listed) "
             f"VALUES (%s, %s, %s, %s, false) ON CONFLICT {conflict} DO NOTHING RETURNING id) "
-            "INSERT INTO chips_balance (account_id, balance, in_play) SELECT id, 0, 0 FROM a "
-            "RETURNING account_id",
-            [kind, user_id, game_id, timezone.now()],
+            "INSERT INTO chips_balance (account_id, balance, in_play, debt) "
+            "SELECT id, 0, 0, %s FROM a RETURNING account_id",
+            [kind, user_id, game_id, timezone.now(), kind == Account.Kind.DEBT],
         )
         row = cursor.fetchone()
     if row is None:  # made at the same moment by another transaction
@@ -109,6 +111,32 @@ def wallet_of(user_id: int) -> int | None:
     )
 
 
+def ensure_debt(user_id: int) -> int:
+    """A user's debt account id (made the first time a store refund finds its chips spent)."""
+    return _ensure(Account.Kind.DEBT, user_id=user_id)[0]
+
+
+def debt_of(user_id: int) -> int | None:
+    """The user's debt account id, or None if they never owed anything."""
+    return (
+        Account.objects.filter(kind=Account.Kind.DEBT, user_id=user_id)
+        .values_list("id", flat=True)
+        .first()
+    )
+
+
+def owed(user_id: int) -> int:
+    """What the user owes the house now (0: nothing): minus their debt account's balance."""
+    row = prepared.fetch_one(_OWED, {"user": user_id})
+    return 0 if row is None else -int(row[0])
+
+
+_OWED = """
+SELECT b.balance FROM chips_account a JOIN chips_balance b ON b.account_id = a.id
+WHERE a.kind = 'debt' AND a.user_id = %(user)s
+"""
+
+
 def escrow_of(game_id: uuid.UUID | str) -> int | None:
     return (
         Account.objects.filter(kind=Account.Kind.ESCROW, game_id=game_id)
@@ -120,25 +148,29 @@ def escrow_of(game_id: uuid.UUID | str) -> int | None:
 @dataclass(frozen=True)
 class TableAccounts:
     """The accounts of a table's seats in one read: the wallet of each person (None where they
-    have none yet), the table's escrow (None before its buy-ins), and the closed wallets."""
+    have none yet), the table's escrow (None before its buy-ins), the closed wallets, and the
+    debt accounts of those who ever owed the house (by user id)."""
 
     wallets: dict[int, int]
     escrow: int | None
     closed: frozenset[int]
+    debts: dict[int, int] = field(default_factory=dict)
 
 
 _TABLE_ACCOUNTS = """
 SELECT id, kind, user_id, closed_at IS NOT NULL FROM chips_account
-WHERE (kind = 'wallet' AND user_id = ANY(%(users)s)) OR (kind = 'escrow' AND game_id = %(game)s)
+WHERE (kind IN ('wallet', 'debt') AND user_id = ANY(%(users)s))
+   OR (kind = 'escrow' AND game_id = %(game)s)
 """
 
 
 def table_accounts(game_id: uuid.UUID | str, user_ids: Iterable[int]) -> TableAccounts:
     rows = prepared.fetch_all(_TABLE_ACCOUNTS, {"users": list(user_ids), "game": str(game_id)})
     wallets = {user: account for account, kind, user, _ in rows if kind == "wallet"}
+    debts = {user: account for account, kind, user, _ in rows if kind == "debt"}
     escrow = next((account for account, kind, _, _ in rows if kind == "escrow"), None)
     closed = frozenset(account for account, _, _, is_closed in rows if is_closed)
-    return TableAccounts(wallets, escrow, closed)
+    return TableAccounts(wallets, escrow, closed, debts)
 
 
 # ---------------------------------------------------------------- the one door
@@ -146,7 +178,7 @@ def table_accounts(game_id: uuid.UUID | str, user_ids: Iterable[int]) -> TableAc
 # The balances a transfer touches, locked in account-id order, and whether its key was posted
 # (read before the lock waits: the entry's own insert is the guard against a twin).
 _LOCK = """
-SELECT account_id, balance, in_play, (SELECT id FROM chips_entry WHERE key = %(key)s)
+SELECT account_id, balance, in_play, (SELECT id FROM chips_entry WHERE key = %(key)s), debt
 FROM chips_balance WHERE account_id = ANY(%(accounts)s) ORDER BY account_id FOR UPDATE
 """
 
@@ -239,11 +271,15 @@ def _post(
     posted = next((row[3] for row in rows if row[3] is not None), None)
     if posted is not None:
         return Posted(posted, False)
-    current = {a: (b, i) for a, b, i, _ in rows}
+    current = {a: (b, i) for a, b, i, _, _ in rows}
+    debts = {a for a, _, _, _, debt in rows if debt}
     missing = [a for a in tracked if a not in current]
     if missing:
         raise ValueError(f"accounts {missing} have no balance row (only the house has none)")
-    short = [a for a in tracked if current[a][0] + amounts.get(a, 0) < 0]
+    over = [a for a in debts if current[a][0] + amounts.get(a, 0) > 0]
+    if over:
+        raise ValueError(f"debt accounts {over} would be owed chips: repay no more than is owed")
+    short = [a for a in tracked if a not in debts and current[a][0] + amounts.get(a, 0) < 0]
     if short:
         twin = prepared.fetch_one(_POSTED, {"key": key})  # posted while we waited
         if twin is not None:
@@ -274,7 +310,8 @@ def _post(
 
 
 def balances(accounts: Iterable[int]) -> dict[int, int]:
-    """The projected balances of these accounts (the house: its derived balance)."""
+    """The projected balances of these accounts (the house: its derived balance; a debt: minus
+    what is owed)."""
     wanted = list(accounts)
     out = dict(Balance.objects.filter(account_id__in=wanted).values_list("account_id", "balance"))
     house = house_id()
@@ -363,10 +400,16 @@ def rebuild() -> list[Difference]:
     found = differences()
     rebuilt = rebuilt_balances()
     Balance.objects.exclude(account_id__in=list(rebuilt)).delete()
+    debts = set(Account.objects.filter(kind=Account.Kind.DEBT).values_list("id", flat=True))
     for account_id, (balance, in_play, day) in rebuilt.items():
         Balance.objects.update_or_create(
             account_id=account_id,
-            defaults={"balance": balance, "in_play": in_play, "bonus_day": day},
+            defaults={
+                "balance": balance,
+                "in_play": in_play,
+                "bonus_day": day,
+                "debt": account_id in debts,
+            },
         )
     return found
 
@@ -375,8 +418,9 @@ def problems() -> list[str]:
     """The ledger's own invariants, each broken one as a sentence (none: all hold):
 
     every entry sums to zero over two postings or more; the whole ledger sums to zero; each
-    posting's ``balance_after`` is its account's running sum; no wallet or escrow is negative;
-    the projection equals a rebuild; each settled table's escrow is empty.
+    posting's ``balance_after`` is its account's running sum; no wallet or escrow is negative
+    and no debt positive; the projection equals a rebuild; each settled table's escrow is empty;
+    and the checks registered by other apps (``register_check``: the stores' payloads) pass.
     """
     out: list[str] = []
     with connection.cursor() as cursor:
@@ -405,10 +449,13 @@ def problems() -> list[str]:
                 f"the running sum is {running}"
             )
         cursor.execute(
-            "SELECT account_id, balance FROM chips_balance WHERE balance < 0 OR in_play < 0"
+            "SELECT b.account_id, b.balance, a.kind FROM chips_balance b JOIN chips_account a "
+            "ON a.id = b.account_id WHERE ((b.balance < 0 OR b.in_play < 0) AND a.kind <> 'debt') "
+            "OR (b.balance > 0 AND a.kind = 'debt') OR (b.debt <> (a.kind = 'debt'))"
         )
-        for account_id, balance in cursor.fetchall():
-            out.append(f"account {account_id} is negative: {balance}")
+        for account_id, balance, kind in cursor.fetchall():
+            sign = "positive" if kind == "debt" else "negative"
+            out.append(f"{kind} account {account_id} is {sign}: {balance}")
         cursor.execute(
             "SELECT a.game_id, b.balance FROM chips_account a JOIN chips_balance b "
             "ON b.account_id = a.id WHERE a.kind = 'escrow' AND b.balance <> 0 AND a.game_id IN "
@@ -421,4 +468,17 @@ def problems() -> list[str]:
             f"account {diff.account_id}: projected {diff.live}, rebuilt from the entries "
             f"{diff.rebuilt}"
         )
+    for check in _CHECKS:
+        out.extend(check())
     return out
+
+
+#: Further checks of the entries, each answering its problems as sentences (``register_check``).
+_CHECKS: list[Callable[[], list[str]]] = []
+
+
+def register_check(check: Callable[[], list[str]]) -> None:
+    """Add a check to ``problems`` (once): an app above the ledger holds the entries it caused
+    against its own records, e.g. each purchase against the store payload that proved it."""
+    if check not in _CHECKS:
+        _CHECKS.append(check)

@@ -30,6 +30,7 @@ class Account(models.Model):
         WALLET = "wallet", "a player's wallet"
         ESCROW = "escrow", "a table's escrow (the buy-ins of a match in play)"
         HOUSE = "house", "the house: grants, bonuses and the bots' bankroll"
+        DEBT = "debt", "what a player owes the house (a store refund of chips already spent)"
 
     id = models.BigAutoField(primary_key=True)
     kind = models.CharField(max_length=8, choices=Kind.choices)
@@ -62,9 +63,13 @@ class Account(models.Model):
             models.UniqueConstraint(
                 fields=["kind"], condition=Q(kind="house"), name="chips_account_one_house"
             ),
+            models.UniqueConstraint(
+                fields=["user"], condition=Q(kind="debt"), name="chips_account_one_debt"
+            ),
             models.CheckConstraint(
                 condition=(
                     Q(kind="wallet", user__isnull=False, game_id__isnull=True)
+                    | Q(kind="debt", user__isnull=False, game_id__isnull=True)
                     | Q(kind="escrow", user__isnull=True, game_id__isnull=False)
                     | Q(kind="house", user__isnull=True, game_id__isnull=True)
                 ),
@@ -77,15 +82,18 @@ class Account(models.Model):
             return f"wallet of {self.user_id}"
         if self.kind == self.Kind.ESCROW:
             return f"escrow of {self.game_id}"
+        if self.kind == self.Kind.DEBT:
+            return f"debt of {self.user_id}"
         return "the house"
 
 
 class Balance(models.Model):
-    """The projection: an account's chips after every entry so far (wallets and escrows).
+    """The projection: an account's chips after every entry so far (wallets, escrows, debts).
 
-    ``in_play`` (wallets) is what the owner has in the escrows of matches not yet settled;
-    ``bonus_day`` the last UTC day they claimed the daily bonus. ``manage.py rebuild_balances``
-    recomputes all three from the entries.
+    A debt account's balance is at or below zero (``debt``: minus what its owner owes the
+    house); every other balance is at or above zero. ``in_play`` (wallets) is what the owner
+    has in the escrows of matches not yet settled; ``bonus_day`` the last UTC day they claimed
+    the daily bonus. ``manage.py rebuild_balances`` recomputes them from the entries.
     """
 
     account = models.OneToOneField(
@@ -94,10 +102,18 @@ class Balance(models.Model):
     balance = models.BigIntegerField(default=0)
     in_play = models.BigIntegerField(default=0)
     bonus_day = models.DateField(null=True, blank=True)
+    debt = models.BooleanField(
+        default=False, help_text="A debt account: its balance is minus what its owner owes."
+    )
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=Q(balance__gte=0), name="chips_balance_not_negative"),
+            models.CheckConstraint(
+                condition=Q(balance__gte=0) | Q(debt=True), name="chips_balance_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(balance__lte=0) | Q(debt=False), name="chips_debt_not_positive"
+            ),
             models.CheckConstraint(condition=Q(in_play__gte=0), name="chips_in_play_not_negative"),
         ]
 
@@ -121,6 +137,10 @@ class Entry(models.Model):
         TOURNAMENT_REFUND = "tournament_refund", "a tournament's buy-in and fee, back"
         TOURNAMENT_PRIZE = "tournament_prize", "a tournament's prize, out of its escrow"
         SEASON_REWARD = "season_reward", "a weekly leaderboard's reward"
+        PURCHASE = "purchase", "chips bought in an app store, from the house"
+        STORE_REFUND = "store_refund", "a refunded store purchase's chips, back to the house"
+        DEBT_REPAID = "debt_repaid", "a credit's chips, towards what the player owes"
+        SERVICE_FEE = "service_fee", "a room's fee on the winners' winnings, to the house"
 
     id = models.BigAutoField(primary_key=True)
     cause = models.CharField(max_length=24, choices=Cause.choices)

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import F, QuerySet
 from django.urls import reverse
 from django.utils import timezone
@@ -29,7 +30,9 @@ def _iso(value: datetime | None) -> str | None:
 
 # Every lobby and wallet screen reads it: one prepared statement.
 _WALLET = """
-SELECT b.balance, b.in_play, b.bonus_day, a.listed
+SELECT b.balance, b.in_play, b.bonus_day, a.listed,
+    (SELECT -d.balance FROM chips_account da JOIN chips_balance d ON d.account_id = da.id
+     WHERE da.kind = 'debt' AND da.user_id = a.user_id)
 FROM chips_account a JOIN chips_balance b ON b.account_id = a.id
 WHERE a.kind = 'wallet' AND a.user_id = %(user)s
 """
@@ -37,13 +40,14 @@ WHERE a.kind = 'wallet' AND a.user_id = %(user)s
 
 def wallet(*, user_id: int, now: datetime | None = None) -> dict[str, Any]:
     """The user's chips: ``available`` (in the wallet, what a buy-in can take), ``in_play`` (in
-    the escrows of matches not settled yet), ``balance`` (both), and the daily bonus's state.
+    the escrows of matches not settled yet), ``balance`` (both), ``owed`` (what a refunded
+    purchase left them owing the house), and the daily bonus's state.
     Opens the wallet (with its sign-up grant) for an account older than the ledger."""
     row = prepared.fetch_one(_WALLET, {"user": user_id})
     if row is None:
         services.open_wallet(user_id)
         row = prepared.fetch_one(_WALLET, {"user": user_id})
-    balance, in_play, bonus_day, listed = row  # type: ignore[misc]
+    balance, in_play, bonus_day, listed, owed = row  # type: ignore[misc]
     now = now or timezone.now()
     bonus = settings.TONGITS_DAILY_BONUS
     claimed = bonus_day is not None and bonus_day >= services.bonus_day(now)
@@ -51,10 +55,11 @@ def wallet(*, user_id: int, now: datetime | None = None) -> dict[str, Any]:
         "balance": balance + in_play,
         "available": balance,
         "in_play": in_play,
+        "owed": owed or 0,
         "listed": listed,
         "daily_bonus": {
             "amount": bonus,
-            "available": bonus > 0 and not claimed,
+            "available": bonus > 0 and not claimed and not owed,
             "next_at": _iso(services.next_bonus_at(now)) if claimed else _iso(now),
         },
     }
@@ -158,19 +163,54 @@ def settlement(*, game_id: uuid.UUID | str) -> dict[str, Any] | None:
         return None
     done = booked.get("payout") or booked.get("refund")
     data = done.data if done else {}
+    fee = booked.get("service_fee")
+    paid = data.get("paid")
+    fees = fee.data.get("fees") if fee else None
+    if paid is not None and done is not None and done.cause == "payout" and fees is None:
+        fees = [0] * len(paid)
     return {
         "buy_in": buy_in.data.get("buy_in"),
         "escrowed": buy_in.escrow,
         "settled": done is not None,
         "kind": done.cause if done else None,
         "owed": data.get("owed"),
-        "paid": data.get("paid"),
+        "paid": paid,
         "capped": data.get("capped", False),
+        "fee_percent": data.get("fee_percent", 0),
+        "fees": fees,
+        "net": [p - f for p, f in zip(paid, fees, strict=True)] if paid and fees else None,
         "entries": [
             {"id": b.id, "cause": b.cause, "created_at": b.created_at}
             for b in sorted(booked.values(), key=lambda b: b.id)
         ],
     }
+
+
+# ---------------------------------------------------------------- the house
+
+_HOUSE_DAYS = """
+SELECT (e.created_at AT TIME ZONE 'UTC')::date AS day, e.cause, sum(p.amount)
+FROM chips_posting p JOIN chips_entry e ON e.id = p.entry_id
+WHERE p.account_id = %(house)s
+GROUP BY 1, 2 ORDER BY 1, 2
+"""
+
+
+def house(*, days: int = 30) -> dict[str, Any]:
+    """The house's balance now and over its last ``days`` days of activity: per UTC day what
+    each cause moved in (+) or out (-) of it and the balance at the day's end (staff only)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_HOUSE_DAYS, {"house": ledger.house_id()})
+        rows = cursor.fetchall()
+    per_day: dict[Any, dict[str, int]] = defaultdict(dict)
+    for day, cause, amount in rows:
+        per_day[day][cause] = int(amount)
+    running = 0
+    history = []
+    for day in sorted(per_day):
+        running += sum(per_day[day].values())
+        history.append({"day": day, "causes": per_day[day], "balance": running})
+    return {"balance": running, "days": history[-days:] if days else []}
 
 
 # ---------------------------------------------------------------- the leaderboard

@@ -5,10 +5,18 @@ Every write is one ``ledger.post`` with a key derived from its cause and what it
 each cause posts once however often it is asked for:
 
     signup_grant:<user>               daily_bonus:<user>:<YYYY-MM-DD>
-    buy_in:<game>   payout:<game>     refund:<game>
+    buy_in:<game>   payout:<game>     refund:<game>     service_fee:<game>
     adjustment:<staff>:<key>          account_deleted:<user>[:<game>]
     tournament_entry:<registration>   tournament_refund:<registration>
     tournament_prize:<tournament>:<place>    season_reward:<room>:<week>:<user>
+    purchase:<store>:<reference>      store_refund:<store>:<reference>
+    debt_repaid:<entry>
+
+A store refund of chips already spent leaves a debt (the player's debt account, below zero);
+every later credit to the wallet (a purchase, a payout, a prize, a reward, a staff grant)
+repays it first, as a
+``debt_repaid`` entry right after it, and while anything is owed the player can neither buy in,
+queue nor claim a bonus (``ChipsOwed``).
 
 Services raise domain errors (``chips.errors``); they know no HTTP and no game: the games'
 lobby and settlement hand in seats as user ids (None for a bot: the house plays it).
@@ -31,6 +39,7 @@ from chips import ledger
 from chips.errors import (
     AdjustmentKeyReused,
     AlreadyClaimed,
+    ChipsOwed,
     InsufficientChips,
     InvalidAdjustment,
     NoBonus,
@@ -89,6 +98,7 @@ def daily_bonus_claim(*, user_id: int, now: datetime | None = None) -> ledger.Po
         wallet = open_wallet(user_id)
         if Account.objects.filter(pk=wallet, closed_at__isnull=False).exists():
             raise WalletClosed()
+        check_not_owing(user_id)
         posted = ledger.post(
             cause=Cause.DAILY_BONUS,
             key=f"daily_bonus:{user_id}:{day.isoformat()}",
@@ -148,6 +158,8 @@ def adjust(
             first = Entry.objects.get(pk=posted.entry_id)
             if (first.user_id, first.reason, first.data.get("amount")) != (user_id, reason, amount):
                 raise AdjustmentKeyReused()
+        elif amount > 0:
+            repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
     balance = Balance.objects.filter(account_id=wallet).values_list("balance", flat=True)[0]
     return posted, balance
 
@@ -207,6 +219,11 @@ def escrow_buy_ins(*, game_id: uuid.UUID | str, seats: Sequence[SeatOwner], buy_
         return
     with transaction.atomic(savepoint=False):
         accounts, found = _seat_accounts(game_id, seats)
+        for seat, owner in enumerate(seats):
+            if owner is not None and owner in found.debts:
+                owing = ledger.owed(owner)
+                if owing:
+                    raise ChipsOwed(owing, seat=seat)
         escrow = found.escrow or ledger.ensure_escrow(game_id)
         postings: dict[int, int] = defaultdict(int)
         in_play: dict[int, int] = defaultdict(int)
@@ -234,10 +251,13 @@ def escrow_buy_ins(*, game_id: uuid.UUID | str, seats: Sequence[SeatOwner], buy_
 
 
 def can_cover(*, user_id: int, buy_in: int) -> bool:
-    """Whether the user's wallet holds ``buy_in`` now (the start checks again, for real)."""
+    """Whether the user's wallet holds ``buy_in`` now and they owe nothing (the start checks
+    again, for real)."""
     if buy_in <= 0:
         return True
     wallet = open_wallet(user_id)
+    if ledger.owed(user_id):
+        return False
     return Balance.objects.filter(account_id=wallet, balance__gte=buy_in).exists()
 
 
@@ -248,10 +268,14 @@ def settle_stakes(
     buy_in: int,
     paid: Sequence[int] | None,
     data: dict[str, Any] | None = None,
+    fee_percent: int = 0,
 ) -> ledger.Posted | None:
     """Empty a table's escrow: each seat gets its buy-in plus ``paid`` (the match's settled
     result, ``payout``), or its buy-in back when ``paid`` is None (an aborted match, ``refund``).
-    Posts once per table, whichever way; a deleted account's share then goes to the house."""
+    Posts once per table, whichever way. Then, for a payout at a table with a service fee, each
+    person who won pays ``fee_percent`` of their winnings (rounded down) to the house
+    (``service_fee``, an entry of its own); what a winner owes from a refunded purchase is
+    repaid; a deleted account's share goes to the house."""
     if buy_in <= 0:
         return None
     refund = paid is None
@@ -270,6 +294,8 @@ def settle_stakes(
                 in_play[account] -= buy_in
         postings[found.escrow] -= buy_in * len(seats)
         cause = Cause.REFUND if refund else Cause.PAYOUT
+        if fee_percent and not refund:
+            data = {**(data or {}), "fee_percent": fee_percent}
         posted = ledger.post(
             cause=cause,
             key=f"{cause}:{game_id}",
@@ -278,6 +304,11 @@ def settle_stakes(
             data={"buy_in": buy_in, "seats": list(seats), "paid": amounts, **(data or {})},
             in_play=in_play,
         )
+        if not refund and fee_percent > 0:
+            _take_fees(game_id, seats, accounts, amounts, fee_percent)
+        for owner in seats:
+            if owner is not None and owner in found.debts:
+                repay_debt(user_id=owner, credit_entry_id=posted.entry_id)
         for owner, account in zip(seats, accounts, strict=True):
             if owner is not None and account in found.closed:
                 _sweep_closed(account, owner, f"account_deleted:{owner}:{game_id}")
@@ -292,11 +323,12 @@ def tournament_enter(
 ) -> ledger.Posted | None:
     """A registration's buy-in into the tournament's escrow and its fee to the house, one entry
     in the caller's transaction (the registration's); ``InsufficientChips`` when the wallet
-    cannot cover both, and nothing is taken."""
+    cannot cover both (``ChipsOwed`` while the player owes chips), and nothing is taken."""
     if buy_in + fee <= 0:
         return None
     with transaction.atomic(savepoint=False):
         wallet = open_wallet(user_id)
+        check_not_owing(user_id)
         postings: dict[int, int] = defaultdict(int)
         postings[wallet] -= buy_in + fee
         if buy_in:
@@ -343,6 +375,8 @@ def tournament_refund(
             user_id=user_id,
             data={"tournament": str(tournament_id), "buy_in": buy_in, "fee": fee},
         )
+        if posted.created:
+            repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
         if Account.objects.filter(pk=wallet, closed_at__isnull=False).exists():
             _sweep_closed(wallet, user_id, f"account_deleted:{user_id}:{registration_id}")
     return posted
@@ -365,6 +399,8 @@ def tournament_prize(
             user_id=user_id,
             data={"tournament": str(tournament_id), "place": place, "amount": amount},
         )
+        if user_id is not None and posted.created:
+            repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
         if user_id is not None and Account.objects.filter(pk=to, closed_at__isnull=False).exists():
             _sweep_closed(to, user_id, f"account_deleted:{user_id}:{tournament_id}:{place}")
     return posted
@@ -383,10 +419,140 @@ def season_reward(*, season_key: str, user_id: int, amount: int, place: int) -> 
     the room, the week and the player."""
     with transaction.atomic(savepoint=False):
         wallet = open_wallet(user_id)
-        return ledger.post(
+        posted = ledger.post(
             cause=Cause.SEASON_REWARD,
             key=f"season_reward:{season_key}:{user_id}",
             postings={ledger.house_id(): -amount, wallet: amount},
             user_id=user_id,
             data={"season": season_key, "place": place, "amount": amount},
+        )
+        if posted.created:
+            repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
+    return posted
+
+
+def service_fees(seats: Sequence[SeatOwner], paid: Sequence[int], fee_percent: int) -> list[int]:
+    """Each seat's fee: ``fee_percent`` of what a person won (rounded down); 0 for a loser, a
+    seat that broke even and a bot (the house would pay itself)."""
+    return [
+        amount * fee_percent // 100 if owner is not None and amount > 0 else 0
+        for owner, amount in zip(seats, paid, strict=True)
+    ]
+
+
+def _take_fees(
+    game_id: uuid.UUID | str,
+    seats: Sequence[SeatOwner],
+    accounts: Sequence[int],
+    paid: Sequence[int],
+    fee_percent: int,
+) -> ledger.Posted | None:
+    fees = service_fees(seats, paid, fee_percent)
+    if not any(fees):
+        return None
+    postings: dict[int, int] = defaultdict(int)
+    for account, fee in zip(accounts, fees, strict=True):
+        postings[account] -= fee
+    postings[ledger.house_id()] += sum(fees)
+    return ledger.post(
+        cause=Cause.SERVICE_FEE,
+        key=f"service_fee:{game_id}",
+        postings=postings,
+        game_id=game_id,
+        data={"fee_percent": fee_percent, "fees": fees, "seats": list(seats)},
+    )
+
+
+# ---------------------------------------------------------------- store purchases and debts
+
+
+def check_not_owing(user_id: int) -> None:
+    """``ChipsOwed`` while the user owes chips from a refunded purchase."""
+    owing = ledger.owed(user_id)
+    if owing:
+        raise ChipsOwed(owing)
+
+
+def owes(user_id: int) -> int:
+    """What the user owes the house from refunded purchases (0: nothing)."""
+    return ledger.owed(user_id)
+
+
+def credit_purchase(
+    *, user_id: int, store: str, reference: str, chips: int, data: dict[str, Any]
+) -> ledger.Posted:
+    """A verified store purchase's chips, from the house into the wallet: once per
+    ``store:reference`` (a transaction id, an order id), whoever asks how often. What the player
+    owes from an earlier refund is repaid from it at once (``debt_repaid``). A closed wallet
+    takes no purchase (``WalletClosed``)."""
+    if chips <= 0:
+        raise ValueError("a purchase credits at least one chip")
+    with transaction.atomic():
+        wallet = open_wallet(user_id)
+        if Account.objects.filter(pk=wallet, closed_at__isnull=False).exists():
+            raise WalletClosed()
+        posted = ledger.post(
+            cause=Cause.PURCHASE,
+            key=f"purchase:{store}:{reference}",
+            postings={ledger.house_id(): -chips, wallet: chips},
+            user_id=user_id,
+            data={"store": store, "reference": reference, "chips": chips, **data},
+        )
+        if posted.created:
+            repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
+    return posted
+
+
+def claw_back(
+    *, user_id: int, store: str, reference: str, chips: int, data: dict[str, Any]
+) -> ledger.Posted:
+    """A store refunded (or revoked) a purchase: its ``chips`` go back to the house, from the
+    wallet as far as it holds them; the rest becomes the player's debt. Once per
+    ``store:reference``. Chips in play stay in their escrows; what the match pays out later
+    repays the debt."""
+    with transaction.atomic():
+        wallet = open_wallet(user_id)
+        debt = ledger.ensure_debt(user_id)
+        held = Balance.objects.select_for_update().get(account_id=wallet).balance
+        taken = min(held, chips)
+        postings = {wallet: -taken, debt: taken - chips, ledger.house_id(): chips}
+        return ledger.post(
+            cause=Cause.STORE_REFUND,
+            key=f"store_refund:{store}:{reference}",
+            postings=postings,
+            user_id=user_id,
+            data={
+                "store": store,
+                "reference": reference,
+                "chips": chips,
+                "taken": taken,
+                "owed": chips - taken,
+                **data,
+            },
+        )
+
+
+def repay_debt(*, user_id: int, credit_entry_id: int) -> ledger.Posted | None:
+    """After a credit (``credit_entry_id``) to the wallet: move what it can of what the user
+    owes from the wallet to their debt account (``debt_repaid:<entry>``, once per credit)."""
+    debt = ledger.debt_of(user_id)
+    wallet = ledger.wallet_of(user_id)
+    if debt is None or wallet is None:
+        return None
+    with transaction.atomic(savepoint=False):
+        rows = dict(
+            Balance.objects.select_for_update()
+            .filter(account_id__in=sorted((wallet, debt)))
+            .order_by("account_id")
+            .values_list("account_id", "balance")
+        )
+        amount = min(rows[wallet], -rows[debt])
+        if amount <= 0:
+            return None
+        return ledger.post(
+            cause=Cause.DEBT_REPAID,
+            key=f"debt_repaid:{credit_entry_id}",
+            postings={wallet: -amount, debt: amount},
+            user_id=user_id,
+            data={"credit": credit_entry_id, "amount": amount},
         )

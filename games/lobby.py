@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chips import services as chips
-from chips.errors import InsufficientChips
+from chips.errors import ChipsOwed, InsufficientChips
 from games import signals, store
 from games.application import Sender, execute
 from games.errors import (
@@ -239,6 +239,7 @@ def rooms(*, user: Any) -> list[dict[str, Any]]:
             "stake": room["stake"],
             "bot_level": room.get("bot_level", "normal"),
             "bots_after": settings.TONGITS_MATCH_BOTS_AFTER_SECONDS,
+            "fee_percent": room.get("fee_percent", 0),
             "affordable": chips.can_cover(user_id=user.pk, buy_in=room["buy_in"]),
         }
         for room in settings.TONGITS_ROOMS
@@ -256,7 +257,10 @@ def checked_buy_in(buy_in: Any) -> int:
 
 
 def _check_chips(user: Any, buy_in: int, seat: int) -> None:
-    """Refuse a seat at a table whose buy-in the user's wallet cannot cover now."""
+    """Refuse a seat at a table whose buy-in the user's wallet cannot cover now, or while they
+    owe chips from a refunded purchase (``ChipsOwed``)."""
+    if buy_in and chips.owes(user.pk):
+        raise ChipsOwed(chips.owes(user.pk), seat=seat)
     if buy_in and not chips.can_cover(user_id=user.pk, buy_in=buy_in):
         raise InsufficientChips(
             _("This table's buy-in is %(buy_in)s chips: your wallet does not hold that many.")
@@ -401,7 +405,9 @@ def table_again(*, game: Game, user: Any, first_dealer: int) -> Game:
         for seat in game.seats.order_by("index")
     ]
     Seat.objects.bulk_create(rows)
-    _start(again, rows, user, first_dealer=first_dealer)
+    before = store.state_of(game)  # the same room: the same service fee
+    fee = before.fee_percent if before is not None else 0
+    _start(again, rows, user, first_dealer=first_dealer, fee_percent=fee)
     again.refresh_from_db()
     return again
 
@@ -413,11 +419,13 @@ def table_matched(
     rules: dict[str, Any],
     rated: bool,
     buy_in: int,
+    fee_percent: int = 0,
 ) -> Game:
     """A table the matchmaker formed, started at once in the caller's transaction: ``people``
     (users, who all asked to play) in the first seats, then a bot of each of ``bots``' levels;
     the first person is its creator. Every buy-in is escrowed as at any start, or
-    ``InsufficientChips`` names the seat that cannot cover it and nothing is written."""
+    ``InsufficientChips`` names the seat that cannot cover it and nothing is written.
+    ``fee_percent``: the room's service fee on winnings, recorded in ``game_started``."""
     if len(people) + len(bots) != 3 or not people:
         raise InvalidSeats(_("Give exactly three seats."))
     with transaction.atomic():
@@ -433,7 +441,7 @@ def table_matched(
             Seat(game=game, index=len(people) + n, bot_level=level) for n, level in enumerate(bots)
         ]
         Seat.objects.bulk_create(rows)
-        _start(game, rows, people[0])
+        _start(game, rows, people[0], fee_percent=fee_percent)
     game.refresh_from_db()
     return game
 
@@ -480,10 +488,18 @@ def seated_now(user_ids: list[int]) -> set[int]:
     )
 
 
-def _start(game: Game, seats: list[Seat], user: Any, *, first_dealer: int | None = None) -> None:
+def _start(
+    game: Game,
+    seats: list[Seat],
+    user: Any,
+    *,
+    first_dealer: int | None = None,
+    fee_percent: int = 0,
+) -> None:
     """``game_started`` and the first deal on a locked (or just created) full table, after the
     buy-ins (if any) are in escrow: both commit together or neither does. ``first_dealer``: a
-    rematch's (else drawn, or the creator's seat, as the rules say)."""
+    rematch's (else drawn, or the creator's seat, as the rules say); ``fee_percent``: a
+    matchmaker room's service fee (only with a buy-in)."""
     seat_dicts: list[dict[str, Any]] = []
     for s in seats:
         if s.bot_level:
@@ -512,6 +528,7 @@ def _start(game: Game, seats: list[Seat], user: Any, *, first_dealer: int | None
                 rated=rated,
                 buy_in=buy_in,
                 first_dealer=first_dealer,
+                fee_percent=fee_percent if buy_in else 0,
             )
         ],
         expected_version=0,

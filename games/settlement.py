@@ -69,7 +69,8 @@ def settle(*, game_id: uuid.UUID | str) -> Settled | None:
 
 
 def pay_stakes(game_id: uuid.UUID, state: GameState, *, aborted: bool) -> None:
-    """Empty the table's escrow: the table-stakes result of a finished match, or refunds."""
+    """Empty the table's escrow: the table-stakes result of a finished match (less the room's
+    service fee on each winner's winnings, ``game_started``'s ``fee_percent``), or refunds."""
     buy_in = state.buy_in
     owed = list(state.chips)
     paid = None if aborted else table_stakes(owed, [buy_in] * len(owed))
@@ -79,4 +80,5 @@ def pay_stakes(game_id: uuid.UUID, state: GameState, *, aborted: bool) -> None:
         buy_in=buy_in,
         paid=paid,
         data={} if aborted else {"owed": owed, "capped": paid != owed},
+        fee_percent=state.fee_percent,
     )

@@ -18,6 +18,7 @@ from typing import Any
 from chips import ledger
 from chips import selectors as chips_selectors
 from chips.models import Entry
+from chips.services import service_fees
 from games import store
 from games.models import Game
 from games.rules import table_stakes
@@ -39,6 +40,8 @@ class Expected:
     over: str | None  # "match_ended" | "aborted" | None (still running)
     owed: list[int]
     paid: list[int] | None
+    fee_percent: int = 0
+    fees: list[int] | None = None
 
 
 def expected(game_id: uuid.UUID | str) -> Expected | None:
@@ -59,19 +62,23 @@ def expected(game_id: uuid.UUID | str) -> Expected | None:
     if started is None or not started.get("buy_in"):
         return None
     buy_in = int(started["buy_in"])
-    paid = None
+    fee_percent = int(started.get("fee_percent", 0))
+    seats = seat_owners(started.get("seats", []))
+    paid = fees = None
     if over == "match_ended":
         paid = table_stakes(owed, [buy_in] * 3)
+        fees = service_fees(seats, paid, fee_percent)
     elif over == "aborted":
         paid = [0, 0, 0]
-    return Expected(str(game_id), seat_owners(started.get("seats", [])), buy_in, over, owed, paid)
+    return Expected(str(game_id), seats, buy_in, over, owed, paid, fee_percent, fees)
 
 
 def problems(game_id: uuid.UUID | str) -> list[str]:
     """How the ledger's entries for this table differ from what its events say (none: sound).
 
     The buy-ins: each seat's ``-buy_in`` (a bot's from the house) into the escrow. Once settled,
-    each seat's buy-in plus its table-stakes result (a refund: the buy-in) out of it.
+    each seat's buy-in plus its table-stakes result (a refund: the buy-in) out of it, and, at a
+    table with a service fee, each winner's fee from their wallet to the house.
     """
     want = expected(game_id)
     booked = chips_selectors.table_entries(game_id)
@@ -103,6 +110,20 @@ def problems(game_id: uuid.UUID | str) -> list[str]:
             f"table {game_id}: paid out {settled.postings}, the events say {paid_out} "
             f"(owed {want.owed}, table stakes {want.paid}, buy-in {want.buy_in})"
         )
+    fee = booked.get("service_fee")
+    if want.fees and any(want.fees):
+        fees = chips_selectors.per_account(want.seats, [-f for f in want.fees])
+        fees[ledger.house_id()] = fees.get(ledger.house_id(), 0) + sum(want.fees)
+        fees = {a: m for a, m in fees.items() if m}
+        if fee is None:
+            out.append(f"table {game_id}: no service_fee entry, the events say {fees}")
+        elif fee.postings != fees:
+            out.append(
+                f"table {game_id}: service fee {fee.postings}, the events say {fees} "
+                f"({want.fee_percent} % of {want.paid})"
+            )
+    elif fee is not None:
+        out.append(f"table {game_id}: a service fee {fee.postings}, the events say none")
     return out
 
 

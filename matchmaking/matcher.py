@@ -156,6 +156,7 @@ def _seat(found: Plan, tickets: dict[Any, Ticket], people: dict[Any, list[int]])
         return None
     users = {u.pk: u for u in get_user_model().objects.filter(pk__in=order)}
     first = chosen[0]
+    room = services.rooms().get(first.room)
     try:
         game = lobby.table_matched(
             people=[users[uid] for uid in order],
@@ -163,6 +164,7 @@ def _seat(found: Plan, tickets: dict[Any, Ticket], people: dict[Any, list[int]])
             rules=first.rules,
             rated=first.rated,
             buy_in=first.buy_in,
+            fee_percent=room.fee_percent if room is not None else 0,
         )
     except InsufficientChips as short:
         poor = order[short.seat] if short.seat is not None else order[0]

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chips import services as chips
-from chips.errors import InsufficientChips
+from chips.errors import ChipsOwed, InsufficientChips
 from core import notices
 from games import lobby
 from games.errors import InvalidRules
@@ -55,6 +55,7 @@ class Room:
     buy_in: int
     stake: int
     bot_level: str
+    fee_percent: int = 0
 
 
 def rooms() -> dict[str, Room]:
@@ -62,7 +63,13 @@ def rooms() -> dict[str, Room]:
     found = {}
     for room in settings.TONGITS_ROOMS:
         key = f"{room['buy_in']}:{room['stake']}"
-        found[key] = Room(key, room["buy_in"], room["stake"], room.get("bot_level", "normal"))
+        found[key] = Room(
+            key,
+            room["buy_in"],
+            room["stake"],
+            room.get("bot_level", "normal"),
+            room.get("fee_percent", 0),
+        )
     return found
 
 
@@ -112,6 +119,8 @@ def _check_free(user: Any, room: Room, *, seat: int = 0) -> None:
         raise AlreadySearching()
     if lobby.seated_now([user.pk]):
         raise AlreadySeated()
+    if room.buy_in and chips.owes(user.pk):
+        raise ChipsOwed(chips.owes(user.pk), seat=seat)
     if not chips.can_cover(user_id=user.pk, buy_in=room.buy_in):
         raise InsufficientChips(
             _("This room's buy-in is %(buy_in)s chips: your wallet does not hold that many.")

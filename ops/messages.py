@@ -42,6 +42,7 @@ PYTHON_PACKAGES = (
     "ops",
     "runtime",
     "social",
+    "store",
     "tongits_site",
     "tournaments",
     "web",

@@ -225,6 +225,7 @@ APPEND_ONLY = [
     ("chips_posting", "chips_posting_no_truncate"),
     ("chat_message", "chat_message_no_truncate"),
     ("chat_hidden", "chat_hidden_no_truncate"),
+    ("store_payload", "store_payload_no_truncate"),
 ]
 
 

@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "social",
     "matchmaking",
     "tournaments",
+    "store",
     "web",
     "ops",
 ]
@@ -601,17 +602,27 @@ TONGITS_MAX_BUY_IN = int(os.environ.get("TONGITS_MAX_BUY_IN", "1000000"))
 
 
 def rooms_setting(text: str) -> list[dict[str, Any]]:
-    """Quick play's and the matchmaker's rooms from "buy_in:stake[:bot level],...", e.g.
-    "100:5:easy,1000:50:normal,10000:500:hard" (the level of the bots that fill the
-    matchmaker's tables; normal when left out)."""
+    """Quick play's and the matchmaker's rooms from "buy_in:stake[:bot level[:fee]],...", e.g.
+    "100:5:easy,1000:50:normal:5,10000:500:hard" (the level of the bots that fill the
+    matchmaker's tables, normal when left out or empty; the service fee, in percent of each
+    winner's winnings taken for the house at the settlement, 0 when left out)."""
     rooms = []
     for item in text.split(","):
         if not item.strip():
             continue
         buy_in, _, rest = item.strip().partition(":")
-        stake, _, level = rest.partition(":")
+        stake, _, rest = rest.partition(":")
+        level, _, fee = rest.partition(":")
+        fee_percent = int(fee or "0")
+        if not 0 <= fee_percent <= 100:
+            raise ValueError(f"TONGITS_ROOMS: a fee is a percent from 0 to 100: {item!r}")
         rooms.append(
-            {"buy_in": int(buy_in), "stake": int(stake or "1"), "bot_level": level or "normal"}
+            {
+                "buy_in": int(buy_in),
+                "stake": int(stake or "1"),
+                "bot_level": level or "normal",
+                "fee_percent": fee_percent,
+            }
         )
     return rooms
 
@@ -650,6 +661,36 @@ TONGITS_SEASON_TIMEZONE = os.environ.get("TONGITS_SEASON_TIMEZONE", "Asia/Manila
 TONGITS_SEASON_REWARDS = [
     int(x) for x in os.environ.get("TONGITS_SEASON_REWARDS", "1000,500,250").split(",") if x
 ]
+# --- The store (store/, docs/store.md) ---------------------------------------------------------
+
+# The catalogue's seed, "store:product_id:chips,...": products missing from the database are
+# added at each migrate; the admin edits them (chips, active) from then on.
+TONGITS_STORE_PRODUCTS = os.environ.get(
+    "TONGITS_STORE_PRODUCTS", "apple:chips_1000:1000,google:chips_1000:1000"
+)
+# App Store: the root certificates (DER or PEM files; Apple Root CA - G3), the app's bundle id
+# and Apple id (required in Production), the environment the server accepts, and the library's
+# OCSP checks of the chain (0 only for a chain of one's own: tests, StoreKit testing).
+TONGITS_APPLE_ROOT_CERTIFICATES = env_list("TONGITS_APPLE_ROOT_CERTIFICATES", "")
+TONGITS_APPLE_BUNDLE_ID = os.environ.get("TONGITS_APPLE_BUNDLE_ID", "")
+TONGITS_APPLE_APP_ID = (
+    int(os.environ["TONGITS_APPLE_APP_ID"]) if os.environ.get("TONGITS_APPLE_APP_ID") else None
+)
+TONGITS_APPLE_ENVIRONMENT = os.environ.get("TONGITS_APPLE_ENVIRONMENT", "Production")
+TONGITS_APPLE_ONLINE_CHECKS = env_bool("TONGITS_APPLE_ONLINE_CHECKS", default=True)
+# Google Play: the app's package name, the service account's JSON key file (granted the Play
+# Console's "View financial data" and "Manage orders"), the Play Developer API's base URL.
+TONGITS_GOOGLE_PLAY_PACKAGE = os.environ.get("TONGITS_GOOGLE_PLAY_PACKAGE", "")
+TONGITS_GOOGLE_PLAY_CREDENTIALS = os.environ.get("TONGITS_GOOGLE_PLAY_CREDENTIALS", "")
+TONGITS_GOOGLE_PLAY_API_URL = os.environ.get(
+    "TONGITS_GOOGLE_PLAY_API_URL", "https://androidpublisher.googleapis.com"
+)
+TONGITS_GOOGLE_PLAY_TIMEOUT_SECONDS = env_float("TONGITS_GOOGLE_PLAY_TIMEOUT_SECONDS", 10.0)
+# The daily poll reads the voided purchases of this many days back (Google keeps 30).
+TONGITS_GOOGLE_VOIDED_DAYS = int(os.environ.get("TONGITS_GOOGLE_VOIDED_DAYS", "30"))
+# Real-time developer notifications: the push subscription's OIDC audience and service account.
+TONGITS_GOOGLE_PUBSUB_AUDIENCE = os.environ.get("TONGITS_GOOGLE_PUBSUB_AUDIENCE", "")
+TONGITS_GOOGLE_PUBSUB_SERVICE_ACCOUNT = os.environ.get("TONGITS_GOOGLE_PUBSUB_SERVICE_ACCOUNT", "")
 
 CELERY_BEAT_SCHEDULE = {
     "season-close": {"task": "tournaments.tasks.close_seasons", "schedule": 300.0},
@@ -665,6 +706,7 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": TONGITS_SWEEP_INTERVAL_SECONDS},
     },
     "purge-sessions": {"task": "accounts.tasks.purge_sessions", "schedule": 24 * 3600.0},
+    "voided-purchases": {"task": "store.tasks.poll_voided_purchases", "schedule": 24 * 3600.0},
 }
 
 # --- Logging -----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ api_v1 = [
     path("", include("matchmaking.api.urls")),
     path("", include("tournaments.api.urls")),
     path("", include("social.api.urls")),
+    path("", include("store.api.urls")),
 ]
 
 urlpatterns = [

@@ -7,7 +7,9 @@ from core import api_schema
 
 api_schema.register(
     {
-        "me_wallet_daily": {409: ("already_claimed", "no_daily_bonus", "wallet_closed")},
+        "me_wallet_daily": {
+            409: ("already_claimed", "no_daily_bonus", "wallet_closed", "chips_owed")
+        },
         "wallets_adjust": {
             400: ("invalid_adjustment", "invalid_idempotency_key"),
             409: ("insufficient_chips", "wallet_closed"),
@@ -15,6 +17,14 @@ api_schema.register(
         },
     },
     fields={
+        "chips_owed": (
+            "owed",
+            {
+                "type": "integer",
+                "description": 'code "chips_owed": the chips still owed from a refunded purchase.',
+            },
+            150,
+        ),
         "already_claimed": (
             "next_at",
             {
@@ -26,6 +36,7 @@ api_schema.register(
         ),
     },
     details={
+        "chips_owed": "You owe 150 chips from a refunded purchase: buy or win them back first.",
         "already_claimed": "Today's bonus is claimed; the next one from 2026-12-03T00:00:00Z.",
     },
 )

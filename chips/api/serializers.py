@@ -33,6 +33,10 @@ class WalletSerializer(serializers.Serializer):
         help_text="In the escrows of your matches not settled yet (back to you, won or lost, "
         "when each settles)."
     )
+    owed = serializers.IntegerField(
+        help_text="Chips you owe the house from a refunded purchase, repaid first from every "
+        "later credit; while above 0 you cannot buy in, queue or claim the daily bonus."
+    )
     listed = serializers.BooleanField(
         help_text="Your balance shows on GET /leaderboard?order=chips (off by default)."
     )
@@ -106,6 +110,29 @@ class StaffWalletSerializer(WalletSerializer):
     username = serializers.CharField()
 
 
+class HouseDaySerializer(serializers.Serializer):
+    day = serializers.DateField(help_text="A UTC day on which the house's chips moved.")
+    causes = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Per entry cause, the chips it moved into (+) or out of (-) the house that day.",
+    )
+    balance = serializers.IntegerField(help_text="The house's balance at the day's end.")
+
+
+class HouseSerializer(serializers.Serializer):
+    balance = serializers.IntegerField(
+        help_text="The house's chips now: minus every chip it handed out, plus the fees, "
+        "refunds and deleted accounts' chips it took in (negative is normal)."
+    )
+    days = HouseDaySerializer(many=True, help_text="The last days with entries, oldest first.")
+
+
+class HouseQuerySerializer(QuerySerializer):
+    days = serializers.IntegerField(
+        required=False, min_value=1, max_value=366, help_text="How many days (30)."
+    )
+
+
 class SettlementEntrySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     cause = serializers.ChoiceField(choices=CAUSES)
@@ -133,5 +160,20 @@ class SettlementSerializer(serializers.Serializer):
     )
     capped = serializers.BooleanField(
         help_text="A loser owed more than their buy-in: the winners shared what it held."
+    )
+    fee_percent = serializers.IntegerField(
+        help_text="The room's service fee: this percent of each winner's winnings went to the "
+        "house (0: none)."
+    )
+    fees = serializers.ListField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="Per seat, the service fee paid out of its winnings (0 for a loser or a bot); "
+        "null before the payout.",
+    )
+    net = serializers.ListField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="Per seat, what the match made it in the end: paid less the fee.",
     )
     entries = SettlementEntrySerializer(many=True, help_text="The ledger entries of the table.")

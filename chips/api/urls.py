@@ -10,6 +10,7 @@ urlpatterns = [
     path("me/wallet/entries", views.WalletEntriesApi.as_view(), name="me-wallet-entries"),
     path("me/wallet/daily", views.DailyBonusApi.as_view(), name="me-wallet-daily"),
     path("wallets/<str:username>", views.StaffWalletApi.as_view(), name="wallet"),
+    path("house", views.HouseApi.as_view(), name="house"),
     path(
         "wallets/<str:username>/adjustments",
         views.StaffAdjustmentApi.as_view(),

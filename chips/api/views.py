@@ -17,6 +17,8 @@ from chips.api.serializers import (
     AdjustmentInputSerializer,
     AdjustmentOutputSerializer,
     DailyBonusOutputSerializer,
+    HouseQuerySerializer,
+    HouseSerializer,
     StaffWalletSerializer,
     StatementPageSerializer,
     StatementQuerySerializer,
@@ -158,3 +160,23 @@ class StaffAdjustmentApi(APIView):
             "replayed": not posted.created,
         }
         return Response(AdjustmentOutputSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class HouseApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="house_retrieve",
+        summary="Staff: the house's chips now and day by day",
+        description="The house's balance (minus every chip it handed out: grants, bonuses, "
+        "purchases; plus what it took in: service fees, store refunds, deleted accounts' "
+        "chips), and per UTC day what each cause moved and the balance at the day's end.",
+        tags=TAGS,
+        parameters=[HouseQuerySerializer],
+        responses={200: HouseSerializer, **error_responses(400, 401, 403)},
+    )
+    def get(self, request: Request) -> Response:
+        query = HouseQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        body = selectors.house(days=query.validated_data.get("days", 30))
+        return Response(HouseSerializer(body).data)

@@ -9,7 +9,7 @@ from games.rules.errors import CODES as RULES_CODES
 
 _TABLE_CONFLICTS = ("already_started", "table_closed", "table_full", "seat_taken")
 # Proposing and accepting a rematch: closed, a player gone, a wallet short of the buy-in.
-_REMATCH_CONFLICTS = ("rematch_closed", "player_unavailable", "insufficient_chips")
+_REMATCH_CONFLICTS = ("rematch_closed", "player_unavailable", "insufficient_chips", "chips_owed")
 
 api_schema.register(
     {
@@ -21,14 +21,24 @@ api_schema.register(
                 "invalid_buy_in",
                 "invalid_spectators",
             ),
-            409: ("too_many_waiting_tables", "insufficient_chips"),
+            409: ("too_many_waiting_tables", "insufficient_chips", "chips_owed"),
         },
-        "tables_invitation": {409: (*_TABLE_CONFLICTS, "no_invitation", "insufficient_chips")},
-        "tables_join": {409: (*_TABLE_CONFLICTS, "already_seated", "insufficient_chips")},
+        "tables_invitation": {
+            409: (*_TABLE_CONFLICTS, "no_invitation", "insufficient_chips", "chips_owed")
+        },
+        "tables_join": {
+            409: (*_TABLE_CONFLICTS, "already_seated", "insufficient_chips", "chips_owed")
+        },
         "tables_leave": {403: ("not_a_player",), 409: _TABLE_CONFLICTS},
         "tables_start": {
             403: ("not_a_player",),
-            409: (*_TABLE_CONFLICTS, "table_not_full", "invitations_pending", "insufficient_chips"),
+            409: (
+                *_TABLE_CONFLICTS,
+                "table_not_full",
+                "invitations_pending",
+                "insufficient_chips",
+                "chips_owed",
+            ),
         },
         "games_retrieve": {403: ("not_a_player",), 409: ("not_started",)},
         "games_command": {

@@ -79,8 +79,15 @@ FIELD_OVERRIDES: dict[str, Factory] = {
 
 #: Fields left out of an event while empty: seeded shuffles (docs/verifying.md; the rules core's
 #: own games have none, and the next deal's seed is redacted from every reader until the match
-#: ends) and a table's buy-in (docs/chips.md; 0, nothing at stake, is left out).
-OPTIONAL = {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds", "buy_in"}
+#: ends), a table's buy-in and its room's service fee (docs/chips.md; 0 is left out).
+OPTIONAL = {
+    "next_server_seed",
+    "next_server_seed_hash",
+    "server_seed",
+    "client_seeds",
+    "buy_in",
+    "fee_percent",
+}
 #: The events whose content some reader may not see (``games.rules.hidden_from_some``): the
 #: server stores a random ``nonce`` in them, shown and redacted with that content.
 NONCE_EVENTS = ("round_started", "drew", "melded")

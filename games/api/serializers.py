@@ -221,7 +221,13 @@ class RoomSerializer(serializers.Serializer):
         help_text="Seconds a matchmaking ticket waits for people before bots fill the table, "
         "unless it says otherwise."
     )
-    affordable = serializers.BooleanField(help_text="Your wallet covers the buy-in now.")
+    fee_percent = serializers.IntegerField(
+        help_text="The service fee: this percent of each winner's winnings goes to the house "
+        "when a match here is settled (0: none)."
+    )
+    affordable = serializers.BooleanField(
+        help_text="Your wallet covers the buy-in now (and you owe no chips)."
+    )
 
 
 class InvitationInputSerializer(serializers.Serializer):

@@ -438,13 +438,15 @@ def new_game(
     rated: bool = True,
     buy_in: int = 0,
     first_dealer: int | None = None,
+    fee_percent: int = 0,
 ) -> GameStarted:
     """``game_started`` with the first dealer drawn from ``rng``; where ``rules.first_dealer`` is
     ``creator``, the first dealer is ``creator_seat`` (the seat of the table's creator) when
     given. ``first_dealer``, when given, is the first dealer whatever the rules say (a rematch:
     the seat after the last match's first dealer, ``rematch_dealer``). ``rng`` is drawn from
     in every case, so the rest of its stream does not depend on it. ``buy_in`` records the
-    table stakes each seat escrowed (0: no chips at stake)."""
+    table stakes each seat escrowed (0: no chips at stake), ``fee_percent`` the room's service fee
+    on winnings (0: none)."""
     seats = list(seats) if seats is not None else [{"kind": "user"} for _ in range(3)]
     if len(seats) != 3:
         raise ValueError("Tongits is played by exactly three seats")
@@ -463,8 +465,14 @@ def new_game(
         dealer = first_dealer
     if isinstance(buy_in, bool) or not isinstance(buy_in, int) or buy_in < 0:
         raise ValueError("buy_in must be a non-negative integer")
+    if isinstance(fee_percent, bool) or not isinstance(fee_percent, int):
+        raise ValueError("fee_percent must be a whole number from 0 to 100")
+    if not 0 <= fee_percent <= 100:
+        raise ValueError("fee_percent must be a whole number from 0 to 100")
     seated = tuple(dict(s) for s in seats)
-    return GameStarted(rules.to_dict(), seated, dealer, bool(rated), buy_in=buy_in)
+    return GameStarted(
+        rules.to_dict(), seated, dealer, bool(rated), buy_in=buy_in, fee_percent=fee_percent
+    )
 
 
 def rematch_dealer(state: GameState) -> int:

@@ -29,7 +29,14 @@ class Event:
 
 #: Fields left out of an event's dict while empty: seeded shuffles, a table's buy-in.
 _OPTIONAL_FIELDS = frozenset(
-    {"next_server_seed", "next_server_seed_hash", "server_seed", "client_seeds", "buy_in"}
+    {
+        "next_server_seed",
+        "next_server_seed_hash",
+        "server_seed",
+        "client_seeds",
+        "buy_in",
+        "fee_percent",
+    }
 )
 
 
@@ -55,6 +62,9 @@ class GameStarted(Event):
     # Table stakes: the chips each seat put in escrow at the start (0: nothing at stake). Nobody
     # loses more than this over the match (``scoring.table_stakes``).
     buy_in: int = 0
+    # The room's service fee: this percent of each person's winnings goes to the house at the
+    # settlement (0: none).
+    fee_percent: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,7 @@ class GameState(NamedTuple):
     deck_commitment: str = ""
     rated: bool = True
     buy_in: int = 0  # table stakes: each seat's escrowed chips (0: none)
+    fee_percent: int = 0  # the room's service fee on winnings, in percent (0: none)
     resigned: frozenset[int] = frozenset()
     server_seed: str = ""  # the round's (seeded shuffles); secret until the round ends
     next_server_seed: str = ""  # committed for the next deal; secret until that round ends
@@ -116,6 +117,7 @@ def _game_started(state: GameState | None, e: GameStarted) -> GameState:
         first_dealer=e.first_dealer,
         rated=e.rated,
         buy_in=e.buy_in,
+        fee_percent=e.fee_percent,
         next_server_seed=e.next_server_seed,
         next_server_seed_hash=e.next_server_seed_hash,
     )
@@ -357,6 +359,7 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
         "deck_commitment": state.deck_commitment,
         "rated": state.rated,
         "buy_in": state.buy_in,
+        "fee_percent": state.fee_percent,
         "resigned": sorted(state.resigned),
         "server_seed": state.server_seed,
         "next_server_seed": state.next_server_seed,
@@ -407,6 +410,7 @@ def state_from_dict(data: dict[str, Any]) -> GameState:
         deck_commitment=data["deck_commitment"],
         rated=data.get("rated", True),  # snapshots written before these fields
         buy_in=data.get("buy_in", 0),
+        fee_percent=data.get("fee_percent", 0),
         resigned=frozenset(data.get("resigned", ())),
         server_seed=data.get("server_seed", ""),
         next_server_seed=data.get("next_server_seed", ""),

@@ -158,6 +158,7 @@ def test_rooms_say_which_buy_ins_one_can_cover(auth_client, settings):
             "stake": 5,
             "bot_level": "easy",
             "bots_after": 15.0,
+            "fee_percent": 0,
             "affordable": True,
         },
         {
@@ -166,6 +167,7 @@ def test_rooms_say_which_buy_ins_one_can_cover(auth_client, settings):
             "stake": 500,
             "bot_level": "hard",
             "bots_after": 15.0,
+            "fee_percent": 0,
             "affordable": False,
         },
     ]

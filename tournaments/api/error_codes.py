@@ -12,6 +12,7 @@ api_schema.register(
         "tournaments_register": {
             409: (
                 "insufficient_chips",
+                "chips_owed",
                 "tournament_full",
                 "registration_closed",
                 "already_registered",
