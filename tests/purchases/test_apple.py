@@ -229,3 +229,28 @@ def test_a_server_without_the_app_store_set_up_refuses(auth_client, settings, db
     settings.TONGITS_APPLE_ROOT_CERTIFICATES = []
     answer = buy(auth_client, "a.b.c")
     assert answer.status_code == 409 and answer.json()["code"] == "store_not_configured"
+
+
+def test_the_admin_shows_a_players_purchases_refunds_and_debt(
+    apple, auth_client, api_client, user_factory
+):
+    from django.test import Client
+
+    from chips import services as chips
+
+    signed = apple.transaction()
+    reference = buy(auth_client, signed).json()["reference"]
+    chips.adjust(user_id=auth_client.user.pk, amount=-1700, reason="spent", staff_id=None)
+    notify(api_client, apple.notification("REFUND", signed))
+    client = Client()
+    client.force_login(user_factory(is_staff=True, is_superuser=True))
+    username = auth_client.user.username
+    page = client.get(f"/admin/store/purchase/?q={username}")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert reference in text and username in text
+    assert '<td class="field-owed_now">700</td>' in text  # 1,000 refunded, 300 held
+    debts = client.get("/admin/chips/account/?kind__exact=debt").content.decode()
+    assert f"debt of {auth_client.user.pk}" in debts and "-700" in debts
+    payloads = client.get(f"/admin/store/payload/?q={reference}").content.decode()
+    assert "credited" in payloads and "refunded" in payloads
