@@ -34,6 +34,7 @@ SOURCES = [
             "ops",
             "runtime",
             "social",
+            "store",
             "tongits_site",
             "web",
         )
