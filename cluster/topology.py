@@ -83,6 +83,10 @@ class Layout:
     def run(self) -> Path:
         return self.root / "run"
 
+    def metrics_dir(self, node: str) -> Path:
+        """A web node's prometheus-client multiprocess files (its /metrics sums them)."""
+        return self.root / "metrics" / node
+
     @property
     def logs(self) -> Path:
         return self.root / "log"
@@ -452,6 +456,7 @@ def programs(layout: Layout, pg_bin: Path, user: str | None, primary: str) -> li
                 50 + i,
                 layout.port_of(node),
                 startsecs=2,
+                environment={"PROMETHEUS_MULTIPROC_DIR": str(layout.metrics_dir(node))},
             )
         )
     out.append(

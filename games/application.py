@@ -55,6 +55,7 @@ from games.rules import (
     moves_at_once,
     state_to_dict,
 )
+from metrics import instruments
 
 SYSTEM_ACTOR = "system"
 logger = logging.getLogger(__name__)
@@ -291,6 +292,8 @@ def execute(
             if again.reply is not None:
                 return _replayed(again, again.game_id, idempotency)
         raise
+    instruments.commands.inc()
+    instruments.events.inc(len(rows))
     if state.phase == "match_over" and (before is None or before.phase != "match_over"):
         try:
             seal.seal_match(head.game_id, state.version, rows[-1].hash)

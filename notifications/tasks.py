@@ -12,6 +12,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from games.tasks import GAME_TASK_OPTIONS
+from metrics import instruments
 from notifications import push, webhooks
 
 DELIVER_PUSH = "notifications.tasks.deliver_push"
@@ -25,10 +26,14 @@ DELIVERY_TASK_OPTIONS = GAME_TASK_OPTIONS
 @shared_task(name=DELIVER_PUSH, **DELIVERY_TASK_OPTIONS)
 def deliver_push(delivery_id: int) -> str:
     """Send one push (or skip it: a stream is open, a newer turn replaced it)."""
-    return push.deliver(delivery_id)
+    outcome = push.deliver(delivery_id)
+    instruments.deliveries.labels("push", outcome).inc()
+    return outcome
 
 
 @shared_task(name=DELIVER_WEBHOOK, **DELIVERY_TASK_OPTIONS)
 def deliver_webhook(delivery_id: int) -> str:
     """Post one signed webhook; a failure is tried again on the schedule."""
-    return webhooks.deliver(delivery_id)
+    outcome = webhooks.deliver(delivery_id)
+    instruments.deliveries.labels("webhook", outcome).inc()
+    return outcome

@@ -42,6 +42,7 @@ import fcntl
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,6 +95,16 @@ def var_dir() -> Path:
     """Runtime files; the smoke test points TONGITS_VAR_DIR at a temporary directory."""
     path = Path(os.environ.get("TONGITS_VAR_DIR") or BASE_DIR / "var").resolve()
     path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def metrics_dir(var: Path) -> Path:
+    """``var/metrics``, empty: prometheus-client's multiprocess files of this stack's processes
+    (``/metrics`` on any web process sums them)."""
+    path = var / "metrics"
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
     return path
 
 
@@ -410,6 +421,9 @@ def main() -> int:
         return 1
     # Every child, and the embedded server, carries it: what is left of a stack can be found.
     os.environ["TONGITS_VAR_DIR"] = str(var)
+    # The children's metrics files (metrics.instruments), emptied: a new stack's counts start
+    # at zero, and a dead process's files do not linger.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir(var))
     server = None
     guard = None
     children: dict[str, subprocess.Popen[bytes]] = {}
@@ -442,7 +456,7 @@ def main() -> int:
             log(
                 f"web       http://0.0.0.0:{port}/ ({'uvicorn --reload' if debug else 'gunicorn'}"
                 f"{'' if debug else ', ASGI'}), "
-                f"health at /healthz, API at /api/v1/, docs at /api/docs/"
+                f"health at /healthz, metrics at /metrics, API at /api/v1/, docs at /api/docs/"
             )
             log(
                 f"worker    celery worker (concurrency {WORKER_CONCURRENCY}"

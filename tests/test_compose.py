@@ -9,6 +9,7 @@ of settings.py), so a setting added to the code without adding it to compose fai
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ SOURCES = [
             "core",
             "games",
             "matchmaking",
+            "metrics",
             "notifications",
             "ops",
             "runtime",
@@ -259,3 +261,36 @@ def test_the_image_holds_every_package_the_project_installs() -> None:
     copied = set(re.findall(r"^COPY (\w+) \./\1$", dockerfile, re.MULTILINE))
     assert packages <= copied, sorted(packages - copied)
     assert {p.name for p in SOURCES if p.is_dir()} == packages
+
+
+def test_prometheus_scrapes_the_web_service_with_the_token_and_grafana_shows_it(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    assert services["prometheus"]["image"].split(":")[0] == "prom/prometheus"
+    assert services["grafana"]["image"].split(":")[0] == "grafana/grafana"
+    config = yaml.safe_load((COMPOSE.parent / "prometheus.yml").read_text())
+    [job] = config["scrape_configs"]
+    assert job["metrics_path"] == "/metrics"
+    assert job["static_configs"][0]["targets"] == ["web:8000"]
+    assert job["authorization"]["credentials_file"] == "/tmp/metrics-token"
+    assert "TONGITS_METRICS_TOKEN" in _environment(services["prometheus"])
+    host, _, port = job["static_configs"][0]["targets"][0].partition(":")
+    allowed = _environment(services["web"])["DJANGO_ALLOWED_HOSTS"]
+    assert host in allowed and port == "8000"  # Django answers the scrape's Host
+    web = _environment(services["web"])
+    assert web["PROMETHEUS_MULTIPROC_DIR"] in {m.split(":")[0] for m in services["web"]["tmpfs"]}
+
+
+def test_the_dashboard_plots_metrics_the_server_exports() -> None:
+    dashboard = json.loads((COMPOSE.parent / "grafana" / "tongits.json").read_text())
+    exported = (ROOT / "metrics" / "instruments.py").read_text() + (
+        ROOT / "metrics" / "exposition.py"
+    ).read_text()
+    names = set()
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            names |= set(re.findall(r"tongits_[a-z_]+", target["expr"]))
+    assert names
+    for name in names:
+        base = re.sub(r"_(bucket|count|sum|total)$", "", name)
+        assert f'"{base}' in exported or f'"{name}"' in exported, name

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 
+from metrics.asgi import counted
 from runtime import heap
 from runtime.wsgi_bridge import OneHopWSGI
 
@@ -87,10 +88,14 @@ def is_live(scope: dict[str, Any]) -> bool:
     return bool(EVENTS_PATH.match(path)) and b"wait=" in scope.get("query_string", b"")
 
 
-async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+async def served(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if not _hearing_started and scope["type"] == "http":
         _start_hearing()
     if is_live(scope):
         await live(scope, receive, send)
     else:
         await rest(scope, receive, send)
+
+
+# Every request observed in the request metrics (metrics.asgi), whichever door it takes.
+application = counted(served)

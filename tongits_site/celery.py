@@ -50,3 +50,13 @@ def _exit_if_orphaned(**kwargs: Any) -> None:
     parent = getattr(current_process(), "_parent_pid", None)
     if parent is not None and os.getppid() != parent:
         os._exit(1)
+
+
+@signals.worker_process_shutdown.connect
+def _metrics_process_gone(pid: int | None = None, **kwargs: Any) -> None:
+    """A pool child that ends leaves its live gauges to prometheus-client's multiprocess mode
+    to drop (metrics.instruments)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(pid or os.getpid())

@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "store",
     "web",
     "ops",
+    "metrics",
 ]
 
 MIDDLEWARE = [
@@ -722,3 +723,7 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# /metrics (metrics.views): answered to this machine, and elsewhere only with
+# "Authorization: Bearer <this token>" (empty: only to this machine).
+TONGITS_METRICS_TOKEN = os.environ.get("TONGITS_METRICS_TOKEN", "").strip()

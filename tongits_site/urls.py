@@ -13,6 +13,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from core import api_errors
+from metrics import views as metrics_views
 from ops import health
 from web import views as web_views
 
@@ -38,6 +39,7 @@ urlpatterns = [
     re_path(r"^api/", api_errors.api_not_found),
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics_views.metrics, name="metrics"),
     path("i18n/<str:language>.json", web_views.catalog, name="web-catalog"),
     path("", web_views.index, name="web-index"),
 ]

@@ -26,6 +26,7 @@ import orjson
 from games import players, selectors
 from games import presenters as present
 from games.live import db, feed, listener
+from metrics import instruments
 from ops import gauges
 
 RETRY_MILLISECONDS = 1000
@@ -135,12 +136,14 @@ def _render_followed(read: feed.GameRead, seats: list) -> tuple[dict, dict]:
 
 @contextlib.asynccontextmanager
 async def _counted(opened: feed.OpenedStream) -> AsyncIterator[None]:
-    """A spectator's stream counts in its game's spectators while it is open."""
-    if not opened.spectator:
-        yield
-        return
-    with gauges.held(selectors.spectators_gauge(opened.game_id)):
-        yield
+    """An open game stream counts in the metrics' open streams and, a spectator's, in its
+    game's spectators."""
+    with instruments.stream_open("game"):
+        if not opened.spectator:
+            yield
+            return
+        with gauges.held(selectors.spectators_gauge(opened.game_id)):
+            yield
 
 
 def _render_behind(read: feed.GameRead, version: int, kept: dict[int, Any]) -> bytes:
@@ -332,6 +335,12 @@ async def me_stream(user_id: int) -> AsyncIterator[bytes]:
     """``games`` (the /me/games list) first; then notices and a fresh ``games`` per change."""
     live = listener.get()
     yield b"retry: %d\n\n" % RETRY_MILLISECONDS
+    with instruments.stream_open("me"):
+        async for chunk in _me_stream(live, user_id):
+            yield chunk
+
+
+async def _me_stream(live: listener.Listener, user_id: int) -> AsyncIterator[bytes]:
     async with live.user(user_id) as hub:
         tables: dict[str, feed.MyTable] | None = None
         news, sources = hub.news, list(ME_SOURCES)

@@ -1,0 +1,1 @@
+"""Prometheus metrics of every process of the stack (docs/operations.md, "Metrics")."""

@@ -1,0 +1,62 @@
+"""Celery's signals recorded as metrics: each task's duration by name and end state, and a
+settlement's lag from its match's end (read from the game's row once the task settled it)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from celery import signals
+from django.db import DatabaseError, connection
+
+from metrics import instruments
+
+logger = logging.getLogger(__name__)
+
+#: The settlement task's name (games.scheduling.SETTLE_MATCH; metrics imports no app).
+SETTLE_MATCH = "accounts.tasks.settle_match"
+_started: dict[str, float] = {}
+
+
+def _prerun(task_id: str | None = None, **kwargs: Any) -> None:
+    if task_id:
+        _started[task_id] = time.monotonic()
+
+
+def _postrun(
+    task_id: str | None = None,
+    task: Any = None,
+    args: Any = None,
+    retval: Any = None,
+    state: str | None = None,
+    **kwargs: Any,
+) -> None:
+    began = _started.pop(task_id or "", None)
+    name = getattr(task, "name", None) or "unknown"
+    if began is not None:
+        instruments.tasks.labels(name, state or "unknown").observe(time.monotonic() - began)
+    if name == SETTLE_MATCH and retval == "settled" and args:
+        _settled(str(args[0]))
+
+
+def _settled(game_id: str) -> None:
+    """Observe now minus the match's end (``games_game.finished_at``)."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT EXTRACT(EPOCH FROM clock_timestamp() - finished_at) FROM games_game "
+                "WHERE id = %s AND finished_at IS NOT NULL",
+                [game_id],
+            )
+            row = cursor.fetchone()
+    except DatabaseError:
+        logger.warning("metrics: could not read game %s's end", game_id, exc_info=True)
+        return
+    if row is not None and row[0] is not None:
+        instruments.settlement_lag.observe(max(0.0, float(row[0])))
+
+
+def connect() -> None:
+    signals.task_prerun.connect(_prerun, dispatch_uid="metrics.task_prerun", weak=False)
+    signals.task_postrun.connect(_postrun, dispatch_uid="metrics.task_postrun", weak=False)
