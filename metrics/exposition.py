@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,8 @@ from django.db import DatabaseError, connection
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from metrics import instruments
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +131,18 @@ class ScrapeCollector(Collector):
 
 
 def render() -> bytes:
-    """The text exposition: every process's recorded metrics and the scrape-time ones."""
+    """The text exposition: every process's recorded metrics and the scrape-time ones; its own
+    CPU time is counted in ``tongits_metrics_scrape_cpu_seconds_total`` (this thread's, so the
+    figure is the scrape's cost alone on a busy node), seen by the next scrape."""
+    started = time.thread_time()
+    try:
+        return _render()
+    finally:
+        instruments.scrapes.inc()
+        instruments.scrape_cpu.inc(time.thread_time() - started)
+
+
+def _render() -> bytes:
     registry: CollectorRegistry
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()

@@ -63,6 +63,13 @@ pool = Gauge(
 )
 
 
+scrapes = Counter("tongits_metrics_scrapes_total", "Scrapes of /metrics answered.")
+scrape_cpu = Counter(
+    "tongits_metrics_scrape_cpu_seconds_total",
+    "CPU time the answering threads spent on /metrics scrapes (what a scrape costs the node).",
+)
+
+
 @contextlib.contextmanager
 def stream_open(kind: str) -> Iterator[None]:
     """Count one more open stream of ``kind`` while inside."""

@@ -51,6 +51,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,10 @@ POST_TARGET_MS = 100.0
 STREAM_TARGET_MS = 100.0
 DATABASE = "postgres://postgres@127.0.0.1:5432/tongits_bench_players"
 BROKER = "redis://127.0.0.1:6379/12"
+
+
+#: Prometheus's scrape interval of docker/prometheus.yml.
+SCRAPE_INTERVAL_SECONDS = 15.0
 
 
 def free_port() -> int:
@@ -88,6 +93,11 @@ def make_tables(database_url: str, count: int, tag: str) -> list[tuple[str, list
 
 
 # ---------------------------------------------------------------- the players (asyncio)
+
+
+#: Requests this load process has sent (each stream's opening is one), for the comparison
+#: with the server's request histogram at the end (``/metrics``).
+SENT = [0]
 
 
 class Http:
@@ -117,6 +127,7 @@ class Http:
         if self.writer is None:
             await self.connect()
         assert self.writer is not None
+        SENT[0] += 1
         self.writer.write(
             b"%s %s HTTP/1.1\r\n%s%sContent-Length: %d\r\n\r\n%s"
             % (method.encode(), path.encode(), self.head, extra, len(body), body)
@@ -368,7 +379,8 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
             elif message[0] == "stop":
                 for task in players.tasks:
                     task.cancel()
-                conn.send(("stopped",))
+                await asyncio.sleep(0.5)  # the cancelled players close their connections
+                conn.send(("stopped", SENT[0]))
                 return
 
     uvloop.run(run())  # the server's event loop too: the players cost the shared cores less
@@ -539,6 +551,34 @@ def wait_healthy(port: int, timeout: float = 90.0, name: str = "bench-players") 
     raise SystemExit(f"the stack's /healthz did not answer; see var/{name}.log")
 
 
+def scrape(port: int) -> dict[str, float]:
+    """The stack's /metrics (from this machine: no token), summed by metric name and, for the
+    request histogram, without the requests of the stack's runner and of this script
+    (/healthz, /metrics)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as answer:
+        text = answer.read().decode()
+    sums: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.labels.get("route") in ("healthz", "metrics"):
+                continue
+            sums[sample.name] = sums.get(sample.name, 0.0) + sample.value
+    return sums
+
+
+def scrape_cost(before: dict[str, float], after: dict[str, float]) -> float:
+    """CPU seconds a scrape cost the answering web process, between two scrapes."""
+    scrapes = after.get("tongits_metrics_scrapes_total", 0) - before.get(
+        "tongits_metrics_scrapes_total", 0
+    )
+    cpu = after.get("tongits_metrics_scrape_cpu_seconds_total", 0) - before.get(
+        "tongits_metrics_scrape_cpu_seconds_total", 0
+    )
+    return cpu / scrapes if scrapes else 0.0
+
+
 def settle(database_url: str) -> None:
     """After the set-up's inserts: vacuum, analyze and checkpoint now, not during a window."""
     import psycopg
@@ -670,15 +710,40 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
                 conflicts=sum(w.conflicts for w in windows),
                 samples=len(streams),
             )
+            # Prometheus's view of the step: 20 scrapes, their CPU as the scrapes count it.
+            first = scrape(port)
+            for _ in range(19):
+                last = scrape(port)
+            row["scrape_cpu_s"] = scrape_cost(first, last)
+            row["streams_gauge"] = last.get("tongits_streams_open", 0.0)
             rows.append(row)
             print_row(row)
+            print(
+                f"{'':>6} /metrics: streams open {row['streams_gauge']:.0f} (the players hold "
+                f"{row['ready']}); a scrape {row['scrape_cpu_s'] * 1000:.1f} ms of CPU, "
+                f"{row['scrape_cpu_s'] / SCRAPE_INTERVAL_SECONDS * 100:.3f} % of a core at one "
+                f"scrape every {SCRAPE_INTERVAL_SECONDS:.0f} s",
+                flush=True,
+            )
             if "idle_more_kib" in row:
                 print(
                     f"{'':>6} idle streams: {row['idle_kib']:.0f} KiB each from the empty stack, "
                     f"{row['idle_more_kib']:.0f} KiB each of the second half opened",
                     flush=True,
                 )
-        ask([("stop",)] * args.procs)
+        sent = sum(answer[1] for answer in ask([("stop",)] * args.procs))
+        counted = 0.0
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # until the server has seen every stream end
+            counted = scrape(port).get("tongits_http_request_duration_seconds_count", 0.0)
+            if counted >= sent:
+                break
+            time.sleep(0.5)
+        print(
+            f"run {run}: requests sent by the players {sent}, counted by /metrics "
+            f"{counted:.0f}{'' if counted == sent else '  MISMATCH'}",
+            flush=True,
+        )
     finally:
         for proc in procs:
             proc.join(10)
