@@ -27,7 +27,6 @@ from django.db import connection, transaction
 from accounts.match_records import COUNTERS, MatchSummary, summarize_match
 from accounts.models import MatchRecord, PlayerMatch, PlayerStats, User, bot_username
 from games import store
-from games.models import Event
 from games.rules.rating import DEFAULT_RATING, ordinal, rate_match
 
 #: pg_advisory_xact_lock key of the projections (any constant unique within this database).
@@ -199,7 +198,7 @@ def project_match(game_id: uuid.UUID | str) -> bool:
     _lock()
     if MatchRecord.objects.filter(game_id=game_id).exists():
         return False
-    summary = summarize_match(store.load_events(game_id).iterator(chunk_size=500))
+    summary = summarize_match(store.load_events(game_id))
     if summary is None:
         return False
     resolver = PlayerResolver()
@@ -314,9 +313,7 @@ def forget_player(user_id: int) -> None:
 
 def finished_games() -> list[Any]:
     """Ids of every game whose log has ``match_ended``, in match-end (event id) order."""
-    return list(
-        Event.objects.filter(type="match_ended").order_by("id").values_list("game_id", flat=True)
-    )
+    return store.finished_matches()
 
 
 @transaction.atomic
@@ -338,7 +335,7 @@ def rebuild(*, progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = 
     rows: list[PlayerMatch] = []
     done = 0
     for game_id in progress(games, len(games)) if progress else games:
-        summary = summarize_match(store.load_events(game_id).iterator(chunk_size=500))
+        summary = summarize_match(store.load_events(game_id))
         if summary is None:  # match_ended is in the log, so this cannot happen; skip if it does
             continue
         players = resolver.players([s.spec for s in summary.seats])

@@ -67,8 +67,9 @@ class Game(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True, help_text="Match result recorded.")
-    # The stream's head: the hash of the event at ``version``, so an append reads no event.
-    last_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The stream's head: the hash of the event at ``version`` (32 bytes of SHA-256; empty
+    # before the first event), so an append reads no event.
+    last_hash = models.BinaryField(max_length=32, blank=True, default=b"", editable=False)
     # Casual tables (False) change no rating; rated ones need turn_seconds >= 10, or 0.
     rated = models.BooleanField(default=True)
     # Table stakes: each seat's chips moved into the table's escrow at the start (chips ledger);
@@ -191,7 +192,13 @@ class Seat(models.Model):
 
 
 class Event(models.Model):
-    """One fact of a game, append-only and hash-chained (see ``games.store``)."""
+    """One fact of a game, append-only and hash-chained (see ``games.store``).
+
+    ``hash`` is the 32 bytes of SHA-256 (shown as 64 hex digits); the previous event's hash,
+    which the link covers, is not stored: it is the ``hash`` of ``seq - 1`` of the same game
+    (``GENESIS_HASH`` for seq 1). A finished match's rows leave this table only into their
+    ``EventArchive`` (``games.archive``), which the append-only trigger checks first.
+    """
 
     id = models.BigAutoField(primary_key=True)
     # PROTECT: deleting a game would delete its events, which the trigger forbids anyway.
@@ -202,8 +209,7 @@ class Event(models.Model):
     data = models.JSONField(help_text="event_to_dict() of the event, with its 'type'.")
     actor = models.CharField(max_length=64, help_text='"user:<id>", "bot:<level>" or "system".')
     recorded_at = models.DateTimeField()
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64)
+    hash = models.BinaryField(max_length=32)
 
     class Meta:
         ordering = ["game", "seq"]
@@ -221,6 +227,30 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.game_id}#{self.seq} {self.type}"
+
+
+class EventArchive(models.Model):
+    """A finished match's events packed into one row (``games.archive``): written once, by the
+    compaction, in the transaction that deletes the game's ``Event`` rows, and never changed
+    (a trigger rejects UPDATE, DELETE and TRUNCATE, as for events).
+
+    ``events`` is zlib-compressed JSON of every event (seq 1 to ``version``: id, actor,
+    recorded_at as hashed, data as stored, the first bytes of its hash); the hashes themselves
+    are recomputed from the content on every read, and the last one must equal ``last_hash``,
+    the chain head the game row (and the seal) name, or the archive counts as broken.
+    """
+
+    game = models.OneToOneField(Game, on_delete=models.PROTECT, primary_key=True, related_name="+")
+    version = models.PositiveIntegerField(help_text="Events packed: seq 1 to this.")
+    last_hash = models.BinaryField(max_length=32, help_text="The chain head (SHA-256, 32 bytes).")
+    # The ``match_ended`` event's id (null for an aborted match): the projections' rebuild walks
+    # finished matches in that order, archived or not.
+    ended_id = models.BigIntegerField(null=True, blank=True)
+    events = models.BinaryField(help_text="zlib of the packed events (games.archive).")
+    archived_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"archive of {self.game_id} (v{self.version})"
 
 
 class IdempotencyRecord(models.Model):

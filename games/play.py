@@ -259,8 +259,8 @@ def round_history(game_id: uuid.UUID, state: GameState, seat: int) -> list[dict[
         .values_list("seq", flat=True)
         .first()
     ) or 1
-    rows = store.load_events(game_id, after=start - 1, upto=state.version)
-    return [redact_event(data, seat) for data in rows.values_list("data", flat=True)]
+    rows = store.event_data(game_id, after=start - 1, upto=state.version)
+    return [redact_event(data, seat) for data in rows]
 
 
 def expire_turn(*, game_id: uuid.UUID | str, expected_version: int) -> Outcome:

@@ -30,8 +30,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from games import verify
-from games.models import Event, Game, GameSeal, SealKey
+from games import store, verify
+from games.models import Game, GameSeal, SealKey
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +120,8 @@ def trusted_keys() -> dict[str, str]:
 
 def started_rules(game_id: uuid.UUID | str) -> dict[str, Any]:
     """The rules as ``game_started`` records them (what the seal's ``rules_digest`` covers)."""
-    data = Event.objects.filter(game_id=game_id, seq=1).values_list("data", flat=True).first()
+    first = store.event_data(game_id, upto=1)
+    data = first[0] if first else None
     return data.get("rules", {}) if isinstance(data, dict) else {}
 
 
@@ -161,7 +162,7 @@ def ensure_sealed(game_id: uuid.UUID | str) -> GameSeal | None:
     seal = GameSeal.objects.filter(game_id=game_id).first()
     if seal is None:
         logger.warning("sealing finished match %s late", game_id)
-        seal = seal_match(game.pk, game.version, game.last_hash)
+        seal = seal_match(game.pk, game.version, bytes(game.last_hash).hex())
     return seal
 
 

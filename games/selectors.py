@@ -228,8 +228,7 @@ class PastStates:
         if kept is not None and all(seq in kept for seq in wanted):
             state = fold([kept[seq].data for seq in wanted], base)
         elif base is not None:
-            rows = store.load_events(game_id, after=start, upto=version)
-            state = fold(rows.values_list("data", flat=True), base)
+            state = fold(store.event_data(game_id, after=start, upto=version), base)
         else:
             state = store.fold_from_zero(game_id, upto=version)
         self._keep(game_id, state)
@@ -284,7 +283,7 @@ def event_feed(
     game = store.read(game_id)
     found = reader(game, user)
     state, seat, reveal = found.state, found.seat, found.reveal
-    rows = list(store.load_events(game.game_id, after=after, upto=state.version)[:limit])
+    rows = store.load_events(game.game_id, after=after, upto=state.version, limit=limit)
     answer: dict[str, Any] = {
         "version": state.version,
         "seat": seat,
@@ -308,7 +307,7 @@ def seat_feed(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
         "seat": seat,
         "seats": present.public_seats(state),
         "version": state.version,
-        "events": [present.feed_item(row, seat, False) for row in rows.iterator(chunk_size=500)],
+        "events": [present.feed_item(row, seat, False) for row in rows],
     }
 
 
@@ -391,7 +390,7 @@ def audit(*, game_id: uuid.UUID | str, user: Any) -> dict[str, Any]:
     checks = soundness(game.game_id, finished=game.status == Game.Status.FINISHED)
     broken = checks["first_broken_seq"]
     rounds = []
-    for row in store.load_events(game.game_id, upto=state.version).filter(type="round_started"):
+    for row in store.load_events(game.game_id, upto=state.version, types=("round_started",)):
         data = row.data if isinstance(row.data, dict) else {}
         entry: dict[str, Any] = {
             "round": data.get("round"),

@@ -46,13 +46,13 @@ class Expected:
 
 def expected(game_id: uuid.UUID | str) -> Expected | None:
     """What the ledger must hold for this table, from its events alone (None: no chips)."""
-    rows = store.load_events(game_id).filter(
-        type__in=("game_started", "round_ended", "match_ended", "aborted")
+    rows = store.load_events(
+        game_id, types=("game_started", "round_ended", "match_ended", "aborted")
     )
     started: dict[str, Any] | None = None
     owed = [0, 0, 0]
     over = None
-    for event_type, data in rows.values_list("type", "data"):
+    for event_type, data in ((row.type, row.data) for row in rows):
         if event_type == "game_started":
             started = data
         elif event_type == "round_ended":

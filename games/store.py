@@ -16,7 +16,13 @@ condition after waiting for the other writer's row lock, so the second matches n
 
 Each event's ``hash`` is ``sha256(prev_hash + canonical JSON)`` of the envelope ``{"game", "seq",
 "actor", "recorded_at", "data"}`` (keys sorted, compact separators), with ``prev_hash`` of the
-first event ``"0" * 64``; ``last_hash`` on the head saves a read of the previous event.
+first event ``"0" * 64``; ``last_hash`` on the head saves a read of the previous event. Hashes are
+hex text everywhere in Python and in answers, and 32 bytes in the tables; ``prev_hash`` is not
+stored: a read derives it from the event before (``load_events``).
+
+A finished, settled match's rows may be packed into one archive row (``games.archive``); every
+read here (``load_events``, ``event_data``, ``records``, ``verify_chain``) reads the archive
+when the rows are gone, and gives the same answers.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -33,10 +39,9 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import QuerySet
 
 from core import notices, prepared
-from games import verify
+from games import archive, verify
 from games.errors import GameNotFound, StaleVersion
 from games.models import Event, Game
 from games.rules import GameState, fold, state_from_dict
@@ -211,8 +216,8 @@ heads = HeadCache(settings.TONGITS_HEAD_CACHE_SIZE)
 
 
 _READ = """
-SELECT g.version, g.last_hash, g.snapshot::text, g.rules::text, g.created_by_id, g.status,
-       g.settled_at, g.turn_deadline, g.started_at, g.finished_at, g.visibility,
+SELECT g.version, encode(g.last_hash, 'hex'), g.snapshot::text, g.rules::text, g.created_by_id,
+       g.status, g.settled_at, g.turn_deadline, g.started_at, g.finished_at, g.visibility,
        g.spectator_delay{reply_columns}
 FROM games_game g{reply_join}
 WHERE g.id = %(id)s
@@ -295,6 +300,7 @@ class StoredEvent:
     recorded_at: datetime
     prev_hash: str
     hash: str
+    id: int | None = None  # the row's id (None for rows not read from the table)
 
 
 @dataclass(frozen=True)
@@ -310,7 +316,7 @@ class Reply:
 
 _WRITE = """
 WITH g AS (
-    UPDATE games_game SET version = %(version)s, last_hash = %(last_hash)s,
+    UPDATE games_game SET version = %(version)s, last_hash = decode(%(last_hash)s, 'hex'),
         snapshot = %(snapshot)s::jsonb, status = %(status)s, phase = %(phase)s,
         round = %(round)s, current_seat = %(current_seat)s, turn_deadline = %(turn_deadline)s,
         winner_seat = %(winner_seat)s, awaiting = %(awaiting)s, due_at = %(due_at)s,
@@ -318,11 +324,10 @@ WITH g AS (
     WHERE id = %(id)s AND version = %(expected)s
     RETURNING id
 ), e AS (
-    INSERT INTO games_event (game_id, seq, type, data, actor, recorded_at, prev_hash, hash)
-    SELECT g.id, x.seq, x.type, x.data, x.actor, x.recorded_at, x.prev_hash, x.hash
+    INSERT INTO games_event (game_id, seq, type, data, actor, recorded_at, hash)
+    SELECT g.id, x.seq, x.type, x.data, x.actor, x.recorded_at, decode(x.hash, 'hex')
     FROM g CROSS JOIN jsonb_to_recordset(%(events)s::jsonb) AS x(
-        seq integer, type text, data jsonb, actor text, recorded_at timestamptz,
-        prev_hash text, hash text)
+        seq integer, type text, data jsonb, actor text, recorded_at timestamptz, hash text)
     RETURNING 1
 ){reply_cte}, n AS (
     SELECT pg_notify('{channel}', %(notify)s) FROM g
@@ -544,14 +549,120 @@ def load(game_id: uuid.UUID | str) -> GameState | None:
     return read(game_id).state()
 
 
+_LIVE = """
+SELECT id, seq, type, data::text, actor, recorded_at, encode(hash, 'hex'),
+       encode(lag(hash) OVER (ORDER BY seq), 'hex')
+FROM games_event WHERE game_id = %s AND seq >= %s AND seq <= %s ORDER BY seq
+"""
+_LIVE_DATA = """
+SELECT data::text FROM games_event WHERE game_id = %s AND seq > %s AND seq <= %s{types}
+ORDER BY seq
+"""
+_NO_END = 2**31 - 1
+
+
+def _archived(game_id: uuid.UUID | str) -> list[StoredEvent]:
+    """The game's events from its archive (none when it has none, or one that cannot be read:
+    ``verify_chain`` reports that)."""
+    try:
+        rows = archive.read(game_id)
+    except archive.Broken:
+        return []
+    gid = parse_id(game_id)
+    return [
+        StoredEvent(gid, r.seq, r.type, r.data, r.actor, r.recorded_at, r.prev_hash, r.hash, r.id)
+        for r in rows or ()
+    ]
+
+
 def load_events(
-    game_id: uuid.UUID | str, *, after: int = 0, upto: int | None = None
-) -> QuerySet[Event]:
-    """Event rows with ``after < seq <= upto``, in order."""
-    qs = Event.objects.filter(game_id=game_id, seq__gt=after).order_by("seq")
-    if upto is not None:
-        qs = qs.filter(seq__lte=upto)
-    return qs
+    game_id: uuid.UUID | str,
+    *,
+    after: int = 0,
+    upto: int | None = None,
+    limit: int | None = None,
+    types: Sequence[str] | None = None,
+) -> list[StoredEvent]:
+    """The events with ``after < seq <= upto`` (at most ``limit``; only ``types``), in order,
+    as stored: from the rows, or from the game's archive once it is compacted. Each has its
+    ``prev_hash``, the hash of the event before it (the rows do not store it)."""
+    gid = parse_id(game_id)
+    end = _NO_END if upto is None else upto
+    if after >= end:
+        return []
+    found: list[StoredEvent] = []
+    with connection.cursor() as cursor:
+        # From ``after`` itself: the first row gives the next one its ``prev_hash``.
+        cursor.execute(_LIVE, [gid, max(after, 1), end])
+        prev = GENESIS_HASH
+        for event_id, seq, kind, data, actor, at, digest, before in cursor:
+            if seq > after and (types is None or kind in types):
+                found.append(
+                    StoredEvent(
+                        gid,
+                        seq,
+                        kind,
+                        orjson.loads(data),
+                        actor,
+                        at,
+                        before or prev,
+                        digest,
+                        event_id,
+                    )
+                )
+                if limit is not None and len(found) >= limit:
+                    break
+            prev = digest
+        else:
+            if cursor.rowcount == 0:
+                found = [
+                    e
+                    for e in _archived(gid)
+                    if after < e.seq <= end and (types is None or e.type in types)
+                ][:limit]
+    return found
+
+
+def event_data(
+    game_id: uuid.UUID | str,
+    *,
+    after: int = 0,
+    upto: int | None = None,
+    types: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The data of the events with ``after < seq <= upto`` (only ``types``), in order: what a
+    fold reads (from the rows, or from the archive)."""
+    gid = parse_id(game_id)
+    end = _NO_END if upto is None else upto
+    if after >= end:
+        return []
+    sql = _LIVE_DATA.format(types=" AND type = ANY(%s)" if types is not None else "")
+    params: list[Any] = [gid, after, end]
+    if types is not None:
+        params.append(list(types))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = [orjson.loads(data) for (data,) in cursor.fetchall()]
+    if not found and _may_be_archived(gid, after):
+        found = [
+            e.data
+            for e in _archived(gid)
+            if after < e.seq <= end and (types is None or e.type in types)
+        ]
+    return found
+
+
+def _may_be_archived(game_id: uuid.UUID, after: int) -> bool:
+    """Whether no row after ``after`` may mean the rows moved to an archive."""
+    return archive.stored_version(game_id) > after
+
+
+def finished_matches() -> list[uuid.UUID]:
+    """Ids of every game whose stream has ``match_ended``, in match-end (that event's id)
+    order, compacted games (``EventArchive.ended_id``) among the others."""
+    ended = list(Event.objects.filter(type="match_ended").values_list("id", "game_id"))
+    ended += archive.ended()
+    return [game_id for _, game_id in sorted(ended)]
 
 
 def fold_from_zero(game_id: uuid.UUID | str, *, upto: int | None = None) -> GameState:
@@ -559,11 +670,15 @@ def fold_from_zero(game_id: uuid.UUID | str, *, upto: int | None = None) -> Game
 
     The truth the snapshot must agree with; replay uses it for earlier steps.
     """
-    rows = load_events(game_id, upto=upto).values_list("data", flat=True)
-    return fold(rows.iterator(chunk_size=500))
+    return fold(event_data(game_id, upto=upto))
 
 
 # ---------------------------------------------------------------- verification
+
+_CHAIN = """
+SELECT seq, type, data::text, actor, recorded_at, encode(hash, 'hex')
+FROM games_event WHERE game_id = %s ORDER BY seq
+"""
 
 
 def verify_chain(game_id: uuid.UUID | str) -> int | None:
@@ -571,45 +686,60 @@ def verify_chain(game_id: uuid.UUID | str) -> int | None:
 
     Also checks the stream against the head read first: its length against ``version`` (a
     deleted tail shows) and the hash at ``version`` against ``last_hash``. Events appended
-    after that read are chain-checked too.
+    after that read are chain-checked too. A compacted game's archive is checked the same way
+    (``games.archive.unpack``: every hash recomputed, the last one the archive's head) and its
+    head against the game's.
     """
-    head = Game.objects.filter(pk=game_id).values_list("version", "last_hash").first()
-    version, last_hash = head or (0, "")
+    gid = parse_id(game_id)
+    head = Game.objects.filter(pk=gid).values_list("version", "last_hash").first()
+    version, last_hash = (head[0], bytes(head[1]).hex()) if head else (0, "")
+    with connection.cursor() as cursor:
+        cursor.execute(_CHAIN, [gid])
+        rows = cursor.fetchall()
+    if not rows:
+        return _verify_archive(gid, version, last_hash)
     expected_seq = 1
     prev = GENESIS_HASH
-    for row in _rows(game_id):
-        if row.seq != expected_seq or row.prev_hash != prev:
-            return expected_seq if row.seq > expected_seq else row.seq
+    for seq, kind, text, actor, recorded_at, stored in rows:
+        if seq != expected_seq:
+            return expected_seq if seq > expected_seq else seq
+        data = orjson.loads(text)
         digest = event_hash(
-            prev,
-            game_id=row.game_id,
-            seq=row.seq,
-            actor=row.actor,
-            recorded_at=row.recorded_at,
-            data=row.data,
+            prev, game_id=gid, seq=seq, actor=actor, recorded_at=recorded_at, data=data
         )
-        data_type = row.data.get("type") if isinstance(row.data, dict) else None
-        if digest != row.hash or row.type != data_type:
-            return row.seq
-        if row.seq == version and last_hash and last_hash != row.hash:
-            return row.seq
-        prev = row.hash
+        data_type = data.get("type") if isinstance(data, dict) else None
+        if digest != stored or kind != data_type:
+            return seq
+        if seq == version and last_hash and last_hash != stored:
+            return seq
+        prev = stored
         expected_seq += 1
     if expected_seq <= version:
         return expected_seq
     return None
 
 
-def _rows(game_id: uuid.UUID | str) -> Iterator[Event]:
-    return load_events(game_id).iterator(chunk_size=500)
+def _verify_archive(game_id: uuid.UUID, version: int, last_hash: str) -> int | None:
+    """``verify_chain`` of a game without rows: its archive, if it has one."""
+    found = archive.stored(game_id)
+    if found is None:
+        return 1 if version else None
+    try:
+        archive.unpack(str(game_id), found.version, bytes(found.last_hash), bytes(found.events))
+    except archive.Broken as broken:
+        return broken.seq
+    if found.version < version:
+        return found.version + 1
+    if found.version > version or bytes(found.last_hash).hex() != last_hash:
+        return found.version
+    return None
 
 
 def records(game_id: uuid.UUID | str, *, upto: int | None = None) -> list[verify.Record]:
     """The stream as the checks of ``games.verify`` read it (``recorded_at`` as hashed)."""
-    rows = load_events(game_id, upto=upto).values_list(
-        "seq", "type", "actor", "recorded_at", "prev_hash", "hash", "data"
-    )
     return [
-        verify.Record(seq, kind, actor, at.isoformat(), prev, digest, data)
-        for seq, kind, actor, at, prev, digest, data in rows.iterator(chunk_size=1000)
+        verify.Record(
+            e.seq, e.type, e.actor, e.recorded_at.isoformat(), e.prev_hash, e.hash, e.data
+        )
+        for e in load_events(game_id, upto=upto)
     ]

@@ -921,7 +921,7 @@ def projections(db: Database) -> dict[str, list]:
 def logged_events(db: Database, games: set[str]) -> list[tuple[str, int, str, str, str]]:
     """(game, seq, hash, actor, type) of every event of ``games`` in the log."""
     return db.query(
-        "SELECT game_id::text, seq, hash, actor, type FROM games_event "
+        "SELECT game_id::text, seq, encode(hash, 'hex'), actor, type FROM games_event "
         "WHERE game_id = ANY(%s::uuid[])",
         [sorted(games)],
     )

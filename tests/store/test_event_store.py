@@ -66,11 +66,16 @@ def sql(statement: str, params=None) -> None:
 
 
 def test_start_appends_game_started_and_the_first_deal(game):
-    rows = list(Event.objects.filter(game=game).order_by("seq"))
+    rows = store.load_events(game.pk)
     assert [(r.seq, r.type) for r in rows] == [(1, "game_started"), (2, "round_started")]
     assert rows[0].actor.startswith("user:") and rows[1].actor == "system"
     assert rows[0].prev_hash == store.GENESIS_HASH
     assert rows[1].prev_hash == rows[0].hash
+    # Stored as the 32 bytes of SHA-256; the previous hash is not stored at all.
+    stored = list(Event.objects.filter(game=game).order_by("seq").values_list("hash", flat=True))
+    assert [bytes(h).hex() for h in stored] == [r.hash for r in rows]
+    assert all(len(bytes(h)) == 32 for h in stored)
+    assert not hasattr(Event(), "prev_hash")
     game.refresh_from_db()
     assert game.version == 2 and game.status == Game.Status.ACTIVE and game.phase == "play"
     assert game.current_seat == game.snapshot["dealer"] and game.turn_deadline is not None
@@ -78,7 +83,7 @@ def test_start_appends_game_started_and_the_first_deal(game):
 
 def test_append_assigns_consecutive_seqs_and_chains_the_hashes(game):
     play(game.pk, 6)
-    rows = list(Event.objects.filter(game=game).order_by("seq"))
+    rows = store.load_events(game.pk)
     assert [r.seq for r in rows] == list(range(1, len(rows) + 1))
     prev = store.GENESIS_HASH
     for row in rows:
@@ -265,5 +270,5 @@ def test_a_head_whose_last_hash_is_not_the_streams_is_named(game):
     play(game.pk, 3)
     version = Game.objects.get(pk=game.pk).version
     assert store.verify_chain(game.pk) is None
-    Game.objects.filter(pk=game.pk).update(last_hash="f" * 64)
+    Game.objects.filter(pk=game.pk).update(last_hash=b"\xff" * 32)
     assert store.verify_chain(game.pk) == version

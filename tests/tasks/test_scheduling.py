@@ -72,7 +72,7 @@ def test_settling_seals_a_lost_seal_without_deadlocking_a_sealing_write(
         try:
             with transaction.atomic():
                 writer_pid.append(backend_pid())
-                seal.seal_match(game.pk, game.version, game.last_hash)
+                seal.seal_match(game.pk, game.version, bytes(game.last_hash).hex())
                 inserted.set()
                 go.wait(10)
         except BaseException as exc:  # noqa: BLE001 (reported by the test)

@@ -94,8 +94,7 @@ def rewrite(
                 data=d,
                 actor=a,
                 recorded_at=template.recorded_at,
-                prev_hash="",
-                hash="",
+                hash=b"",
             )
             for i, (a, d) in enumerate(stream, start=1)
         ]
@@ -106,8 +105,7 @@ def rewrite(
         rows[seq - 1].actor = actor
     prev = store.GENESIS_HASH
     for row in rows:
-        row.prev_hash = prev
-        row.hash = store.event_hash(
+        prev = store.event_hash(
             prev,
             game_id=game_id,
             seq=row.seq,
@@ -115,7 +113,7 @@ def rewrite(
             recorded_at=row.recorded_at,
             data=row.data,
         )
-        prev = row.hash
+        row.hash = bytes.fromhex(prev)
     _sql("SET CONSTRAINTS ALL IMMEDIATE")
     _sql("ALTER TABLE games_event DISABLE TRIGGER games_event_no_update_delete")
     try:
@@ -125,7 +123,7 @@ def rewrite(
         _sql("ALTER TABLE games_event ENABLE TRIGGER games_event_no_update_delete")
     state = fold(row.data for row in rows)
     Game.objects.filter(pk=game_id).update(
-        version=len(rows), last_hash=prev, snapshot=state_to_dict(state)
+        version=len(rows), last_hash=bytes.fromhex(prev), snapshot=state_to_dict(state)
     )
     store.heads.clear()
 

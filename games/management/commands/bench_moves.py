@@ -98,7 +98,7 @@ class Raw:
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS bench_raw_event (id bigserial PRIMARY KEY, game_id uuid, "
             "seq int, type text, data jsonb, actor text, recorded_at timestamptz, "
-            "prev_hash text, hash text, UNIQUE (game_id, seq))"
+            "hash bytea, UNIQUE (game_id, seq))"
         )
         self.conn.execute("INSERT INTO bench_raw_game VALUES (%s, 0, '{}', now())", [self.game])
         for _ in range(RAW_EVENTS):
@@ -115,8 +115,8 @@ class Raw:
             ).fetchall()
             self.conn.execute(
                 "INSERT INTO bench_raw_event (game_id, seq, type, data, actor, recorded_at, "
-                "prev_hash, hash) VALUES (%s, %s, 'discarded', %s, 'user:1', now(), %s, %s)",
-                [self.game, version + 1, EVENT_DATA % ("x" * 40), "0" * 64, "f" * 64],
+                "hash) VALUES (%s, %s, 'discarded', %s, 'user:1', now(), %s)",
+                [self.game, version + 1, EVENT_DATA % ("x" * 40), b"\xff" * 32],
             )
             self.conn.execute(
                 "UPDATE bench_raw_game SET version = %s, updated_at = now() WHERE id = %s",
