@@ -223,6 +223,7 @@ APPEND_ONLY = [
     ("games_event", "games_event_no_truncate"),
     ("chips_entry", "chips_entry_no_truncate"),
     ("chips_posting", "chips_posting_no_truncate"),
+    ("games_eventarchive", "games_eventarchive_no_truncate"),
     ("chat_message", "chat_message_no_truncate"),
     ("chat_hidden", "chat_hidden_no_truncate"),
     ("store_payload", "store_payload_no_truncate"),
