@@ -50,9 +50,11 @@ ALTER TABLE games_game ALTER COLUMN last_hash DROP DEFAULT,
 TO_TEXT = """
 ALTER TABLE games_event ADD COLUMN prev_hash varchar(64),
     ALTER COLUMN hash TYPE varchar(64) USING encode(hash, 'hex');
+ALTER TABLE games_event DISABLE TRIGGER games_event_no_update_delete;
 UPDATE games_event e SET prev_hash = coalesce(
     (SELECT p.hash FROM games_event p WHERE p.game_id = e.game_id AND p.seq = e.seq - 1),
     repeat('0', 64));
+ALTER TABLE games_event ENABLE TRIGGER games_event_no_update_delete;
 ALTER TABLE games_event ALTER COLUMN prev_hash SET NOT NULL;
 ALTER TABLE games_game ALTER COLUMN last_hash TYPE varchar(64) USING encode(last_hash, 'hex');
 """
