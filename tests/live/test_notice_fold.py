@@ -19,7 +19,7 @@ import pytest
 from games import lobby, store
 from games import presenters as present
 from games.live import feed, listener
-from games.models import Event, Game
+from games.models import Game
 from games.rules import state_to_dict
 from tests.tasks.support import drive
 
@@ -58,7 +58,7 @@ def _head_at(game_id: str, version: int, note: dict | None) -> feed.GameRead:
 
 def test_every_notice_of_a_match_folds_to_what_the_database_holds(user_factory) -> None:
     game_id, payloads = _notices_of_a_match(user_factory)
-    stored = {row.seq: row for row in Event.objects.filter(game_id=game_id)}
+    stored = {row.seq: row for row in store.load_events(game_id)}
     bodies = [p.split(":", 2)[2] for p in payloads if p.count(":") >= 2]
     plain = [p for p in payloads if p.count(":") == 1]
     assert plain == [f"{game_id}:0"], "only the table's creation (no append) names no rows"
