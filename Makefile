@@ -9,7 +9,7 @@ PO_FILES := $(wildcard tongits_site/locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 
 .DEFAULT_GOAL := help
-.PHONY: help install messages run cluster chaos backup restore restore-drill rolling-restart bench-cluster manage test lint bench bench-audit bench-moves bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push bench-tournament simulate ladder
+.PHONY: help install messages run cluster chaos backup restore restore-drill rolling-restart bench-cluster manage test lint bench bench-audit bench-moves bench-storage bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push bench-tournament simulate ladder
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench-api     1, 10, 30 tables over HTTP against a started stack (needs PostgreSQL, Redis)"
 	@echo "make bench-auth    GET /me in process: the token look-up remembered vs every request"
 	@echo "make bench-chips   a settlement with and without chips; GET /me/wallet beside GET /me"
+	@echo "make bench-storage  the bytes a finished match adds to the database (scratch db tongits_bench_storage)"
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make bench-players  tables of three people on their streams, stepped (needs PostgreSQL, Redis)"
 	@echo "make bench-bots     tables of one person and two bots, per level, stepped (needs PostgreSQL, Redis)"
@@ -129,6 +130,10 @@ bench-moves: $(STAMP)
 	DATABASE_URL=$(BENCH_DB) $(PY) -m ops.ensure_db
 	DATABASE_URL=$(BENCH_DB) $(PY) manage.py migrate -v0
 	DATABASE_URL=$(BENCH_DB) $(PY) manage.py bench_moves
+
+# The whole database's growth per finished quick-play match, from pg_total_relation_size.
+bench-storage: $(STAMP)
+	$(PY) scripts/bench_storage.py
 
 bench-api: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_api.py

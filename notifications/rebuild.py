@@ -1,7 +1,10 @@
 """The inbox against a fresh projection of the logs: ``manage.py notifications rebuild``.
 
 Only the kinds the projector writes from the logs are compared (``PROJECTED``); the others are
-written with their causes and have no log to be rebuilt from (``notifications.receivers``).
+written with their causes and have no log to be rebuilt from (``notifications.receivers``). Nor
+are the games' notifications of a match whose events were packed into an archive
+(``games.archive``, an hour after it was settled): its rows, which the projector reads by id,
+are gone, and what they caused is kept as it was written.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from games.models import EventArchive
 from notifications.models import Cursor, Kind, Notification
 from notifications.projector import Projector
 
@@ -17,8 +21,11 @@ PROJECTED = (Kind.YOUR_TURN, Kind.MATCH_OVER, Kind.CHIPS_SETTLED)
 
 
 def _projected() -> set[tuple]:
-    rows = Notification.objects.filter(kind__in=PROJECTED).values_list(
-        "user_id", "kind", "cause", "game_id", "data", "created_at"
+    packed = EventArchive.objects.values("game_id")
+    rows = (
+        Notification.objects.filter(kind__in=PROJECTED)
+        .exclude(kind__in=(Kind.YOUR_TURN, Kind.MATCH_OVER), game_id__in=packed)
+        .values_list("user_id", "kind", "cause", "game_id", "data", "created_at")
     )
     return {
         (u, k, c, str(g) if g else None, repr(sorted(d.items())), t) for u, k, c, g, d, t in rows

@@ -43,4 +43,5 @@ class Command(BaseCommand):
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
         if broken:
             raise CommandError(f"{len(broken)} of {len(games)} games not packed: {summary}")
-        self.stdout.write(f"{len(games)} games: {summary or 'nothing to pack'}")
+        if options["verbosity"] >= 1:
+            self.stdout.write(f"{len(games)} games: {summary or 'nothing to pack'}")
