@@ -28,6 +28,7 @@ from the content (``games.verify.event_hash``, the one definition) and checks it
 
 from __future__ import annotations
 
+import logging
 import uuid
 import zlib
 from collections.abc import Sequence
@@ -41,6 +42,8 @@ from django.utils import timezone
 
 from games import verify
 from games.models import EventArchive, Game
+
+logger = logging.getLogger(__name__)
 
 FORMAT = 1
 CHECK_BYTES = 4
@@ -237,6 +240,18 @@ FINAL = (Game.Status.FINISHED, Game.Status.ABORTED)
 def _final(game: Game) -> bool:
     """Nothing will ever be appended: over, and the server owes it nothing (settled)."""
     return game.status in FINAL and game.awaiting == Game.Awaiting.NONE and game.version > 0
+
+
+def compact(min_age: timedelta, limit: int | None = None) -> dict[str, int]:
+    """``compact_game`` for every game ``compactable`` gives: how many had each outcome (a
+    broken game is logged, and left for ``verify_events`` to name)."""
+    outcomes: dict[str, int] = {}
+    for game_id in compactable(min_age, limit):
+        outcome = compact_game(game_id)
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        if outcome == "broken":
+            logger.error("compaction: the chain of game %s does not verify; not packed", game_id)
+    return outcomes
 
 
 def compactable(min_age: timedelta, limit: int | None = None) -> list[uuid.UUID]:

@@ -11,15 +11,20 @@ lives in ``accounts.tasks``: it also writes the players' history.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from games import play, scheduling
+from games import archive, play, scheduling
 from games.errors import GameNotFound
 
 logger = logging.getLogger(__name__)
+
+#: Games packed by one run of ``compact_events`` (the next run goes on).
+COMPACT_BATCH = 2000
 
 GAME_TASK_OPTIONS: dict[str, Any] = {
     "acks_late": True,
@@ -69,3 +74,10 @@ def abort_idle(game_id: str, version: int) -> str:
 def sweep() -> dict[str, int]:
     """Periodic (beat): queue the work of tables left behind by lost tasks or dead workers."""
     return scheduling.sweep()
+
+
+@shared_task(name="games.tasks.compact_events", ignore_result=True)
+def compact_events() -> dict[str, int]:
+    """Periodic (beat): pack the events of matches settled ``TONGITS_COMPACT_AFTER_SECONDS``
+    ago into their archives (``games.archive``), a bounded batch a run."""
+    return archive.compact(timedelta(seconds=settings.TONGITS_COMPACT_AFTER_SECONDS), COMPACT_BATCH)

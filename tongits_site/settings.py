@@ -572,6 +572,10 @@ TONGITS_DEAL_INLINE = env_bool("TONGITS_DEAL_INLINE", False)
 # (docs/verifying.md, section 9).
 TONGITS_SEED_WINDOW_SECONDS = max(0.0, env_float("TONGITS_SEED_WINDOW_SECONDS", 0.0))
 TONGITS_SWEEP_INTERVAL_SECONDS = env_float("TONGITS_SWEEP_INTERVAL_SECONDS", 10.0)
+# A finished match's events are packed into one archive row (games.archive) this long after it
+# was settled; until then its rows are left to the readers that follow them as appended (the
+# notifier, open streams).
+TONGITS_COMPACT_AFTER_SECONDS = env_float("TONGITS_COMPACT_AFTER_SECONDS", 3600.0)
 # A table counts as left behind once its work is this much later than due (not an env setting).
 TONGITS_SWEEP_GRACE_SECONDS = 5.0
 # The scheduler (games.scheduling) wakes on every append's NOTIFY and at least this often.
@@ -708,6 +712,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-sessions": {"task": "accounts.tasks.purge_sessions", "schedule": 24 * 3600.0},
     "voided-purchases": {"task": "store.tasks.poll_voided_purchases", "schedule": 24 * 3600.0},
+    # Finished matches' events packed into one archive row each (games.archive).
+    "compact-events": {"task": "games.tasks.compact_events", "schedule": 600.0},
 }
 
 # --- Logging -----------------------------------------------------------------------------------

@@ -3,9 +3,10 @@
 Each game in a transaction of its own (``games.archive.compact_game``): the rows' chain checked,
 packed, unpacked and checked again, the archive written once, the rows deleted (the events'
 trigger lets only archived rows go). A game whose chain does not verify is left as it is and
-named, and the exit status is then 1, as ``verify_events``'s. Run it from cron or a timer (every
-hour, say); ``--min-age`` leaves recently ended matches to the readers that follow the rows as
-they are appended (the notifier, open streams).
+named, and the exit status is then 1, as ``verify_events``'s. Beat runs the same work every ten
+minutes (``games.tasks.compact_events``); ``--min-age`` (by default
+``TONGITS_COMPACT_AFTER_SECONDS``, an hour) leaves recently settled matches to the readers that
+follow the rows as they are appended (the notifier, open streams).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from games import archive
@@ -25,13 +27,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--min-age",
             type=float,
-            default=3600.0,
-            help="Seconds a match must have been over and settled (default 3600).",
+            default=None,
+            help="Seconds a match must have been settled (default TONGITS_COMPACT_AFTER_SECONDS).",
         )
         parser.add_argument("--limit", type=int, default=None, help="At most this many games.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        games = archive.compactable(timedelta(seconds=options["min_age"]), options["limit"])
+        min_age = options["min_age"]
+        if min_age is None:
+            min_age = settings.TONGITS_COMPACT_AFTER_SECONDS
+        games = archive.compactable(timedelta(seconds=min_age), options["limit"])
         outcomes: dict[str, int] = {}
         broken = []
         for game_id in games:
