@@ -4,7 +4,8 @@ Writes for real (every move commits), so run it on a scratch database: ``make be
 points ``DATABASE_URL`` at ``tongits_bench`` and creates and migrates it first. One thread:
 
 - ``raw``: a raw psycopg append as a store without snapshots would do it, in scratch tables of
-  the same shape: BEGIN, ``SELECT ... FOR UPDATE`` of the game row, read its 500 events, INSERT
+  a fixed shape (the events' hashes as hex text, ``prev_hash`` stored: the shape before
+  migration games.0011, kept so that the ratios of checkouts on either side compare): BEGIN, ``SELECT ... FOR UPDATE`` of the game row, read its 500 events, INSERT
   one event, UPDATE the row, COMMIT;
 - ``select1``: a ``SELECT 1`` round trip (the floor of any database call here);
 - ``move``: ``games.play.submit_command`` with the API's presenter, on a new game (this
@@ -98,7 +99,7 @@ class Raw:
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS bench_raw_event (id bigserial PRIMARY KEY, game_id uuid, "
             "seq int, type text, data jsonb, actor text, recorded_at timestamptz, "
-            "hash bytea, UNIQUE (game_id, seq))"
+            "prev_hash text, hash text, UNIQUE (game_id, seq))"
         )
         self.conn.execute("INSERT INTO bench_raw_game VALUES (%s, 0, '{}', now())", [self.game])
         for _ in range(RAW_EVENTS):
@@ -115,8 +116,8 @@ class Raw:
             ).fetchall()
             self.conn.execute(
                 "INSERT INTO bench_raw_event (game_id, seq, type, data, actor, recorded_at, "
-                "hash) VALUES (%s, %s, 'discarded', %s, 'user:1', now(), %s)",
-                [self.game, version + 1, EVENT_DATA % ("x" * 40), b"\xff" * 32],
+                "prev_hash, hash) VALUES (%s, %s, 'discarded', %s, 'user:1', now(), %s, %s)",
+                [self.game, version + 1, EVENT_DATA % ("x" * 40), "0" * 64, "f" * 64],
             )
             self.conn.execute(
                 "UPDATE bench_raw_game SET version = %s, updated_at = now() WHERE id = %s",
