@@ -8,6 +8,7 @@ import random
 import zlib
 from datetime import timedelta
 from io import StringIO
+from unittest.mock import ANY
 
 import orjson
 import pytest
@@ -16,6 +17,7 @@ from django.db import DataError, IntegrityError, InternalError, connection, tran
 from django.db.utils import ProgrammingError
 
 from accounts import projections
+from accounts.models import MatchRecord, PlayerMatch
 from accounts.tasks import settle_match_now
 from games import archive, store, tasks
 from games.models import Event, EventArchive, Game
@@ -83,6 +85,14 @@ def test_a_compacted_match_answers_byte_for_byte_as_its_rows_did(player):
     assert store.load_events(game_id) == rows_before  # ids, hashes and prev_hash included
     assert store.load_events(game_id, after=3, limit=4) == rows_before[3:7]
     assert projections.summarize_match(store.load_events(game_id)) == summary_before
+    # The projections' rebuild finds the match in its archive, at the same place in the order.
+    records = list(MatchRecord.objects.values().order_by("end_event_id"))
+    players = list(PlayerMatch.objects.values().order_by("end_event_id", "seat"))
+    assert records and projections.rebuild() == len(records)
+    assert list(MatchRecord.objects.values().order_by("end_event_id")) == records
+    assert list(PlayerMatch.objects.values().order_by("end_event_id", "seat")) == [
+        {**p, "id": ANY} for p in players  # new rows, the same content
+    ]
     assert store.verify_chain(game_id) is None
     assert game_id in {str(g) for g in store.finished_matches()}
     out = StringIO()
