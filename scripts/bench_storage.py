@@ -7,16 +7,20 @@ Runs the Django app of the checkout it is started from, in process, on a scratch
 ``tongits_bench_storage`` of the local PostgreSQL (``BENCH_STORAGE_DATABASE_URL`` to change
 it), dropped and created again on every run so nothing of a previous run is counted.
 
-1. Sums ``pg_total_relation_size`` (heap, TOAST, free space and visibility maps, every index)
-   of every table of the database, after the migrations.
-2. Plays ``--matches`` quick-play matches as the first room of ``TONGITS_ROOMS`` sets them: one
-   person (played by the ``normal`` bot's choices) against two ``easy`` bots, standard rules, one
-   win to the match, a buy-in of 100 chips at stake 5, each move through ``games.play``.
-3. Settles each one (``accounts.tasks.settle_match_now``: the escrow paid out, history, stats,
-   ratings), runs the notifications projector over the logs (inbox, pushes, webhooks), then the
-   compaction of finished matches (``manage.py compact_events``) and a plain ``VACUUM`` (what
-   autovacuum does: dead rows become free space, empty trailing pages go back to the disk).
-4. Sums the sizes again: prints the growth per match, per table, largest first, and in total.
+1. Plays quick-play matches as the first room of ``TONGITS_ROOMS`` sets them: one person
+   (played by the ``normal`` bot's choices) against two ``easy`` bots, standard rules (three
+   wins to the match), a buy-in of 100 chips at stake 5, each move through ``games.play``; and
+   settles each (``accounts.tasks.settle_match_now``: the escrow paid out, history, stats,
+   ratings).
+2. After every ``--vacuum-every`` matches (1: a real match spans several of autovacuum's
+   rounds) does what runs beside play on a server: the notifications projector over the logs
+   (inbox, pushes, webhook messages), the compaction of finished matches (``manage.py
+   compact_events``, when the checkout has it) and a plain ``VACUUM`` (dead rows become free
+   space, empty trailing pages go back to the disk).
+3. Sums ``pg_total_relation_size`` (heap, TOAST, free space and visibility maps, every index)
+   of every table after ``--warmup`` matches (one-off rows: the seal key, the wallet, the
+   cursors) and again after ``--matches`` more, and prints the growth per match, per table,
+   largest first, and in total ("as played": before the last round of step 2).
 
 A measurement, not a test: it asserts only that every match ended and settled.
 """

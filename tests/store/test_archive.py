@@ -91,7 +91,8 @@ def test_a_compacted_match_answers_byte_for_byte_as_its_rows_did(player):
     assert records and projections.rebuild() == len(records)
     assert list(MatchRecord.objects.values().order_by("end_event_id")) == records
     assert list(PlayerMatch.objects.values().order_by("end_event_id", "seat")) == [
-        {**p, "id": ANY} for p in players  # new rows, the same content
+        {**p, "id": ANY}
+        for p in players  # new rows, the same content
     ]
     assert store.verify_chain(game_id) is None
     assert game_id in {str(g) for g in store.finished_matches()}

@@ -5,8 +5,9 @@ points ``DATABASE_URL`` at ``tongits_bench`` and creates and migrates it first. 
 
 - ``raw``: a raw psycopg append as a store without snapshots would do it, in scratch tables of
   a fixed shape (the events' hashes as hex text, ``prev_hash`` stored: the shape before
-  migration games.0011, kept so that the ratios of checkouts on either side compare): BEGIN, ``SELECT ... FOR UPDATE`` of the game row, read its 500 events, INSERT
-  one event, UPDATE the row, COMMIT;
+  migration games.0011, kept so that the ratios of checkouts on either side compare): BEGIN,
+  ``SELECT ... FOR UPDATE`` of the game row, read its 500 events, INSERT one event, UPDATE the
+  row, COMMIT;
 - ``select1``: a ``SELECT 1`` round trip (the floor of any database call here);
 - ``move``: ``games.play.submit_command`` with the API's presenter, on a new game (this
   process wrote the game last, so its head is cached: one round trip);
