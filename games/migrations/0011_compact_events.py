@@ -92,10 +92,10 @@ CREATE TRIGGER games_eventarchive_no_truncate
     BEFORE TRUNCATE ON games_eventarchive
     FOR EACH STATEMENT EXECUTE FUNCTION games_eventarchive_write_once();
 
--- The packed events are compressed already: no second try at compressing them, and a row
--- stays on its page up to about 8 kB (most archives) instead of going to TOAST at 2 kB.
+-- The packed events are compressed already: no second try at compressing them. Past 2 kB
+-- (most archives) they go to TOAST, whose 2 kB chunks fill its pages (a 5 kB archive kept on
+-- its row would leave most of an 8 kB page empty).
 ALTER TABLE games_eventarchive ALTER COLUMN events SET STORAGE EXTERNAL;
-ALTER TABLE games_eventarchive SET (toast_tuple_target = 8160);
 """
 
 UNTRIGGER = """
