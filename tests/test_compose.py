@@ -38,6 +38,7 @@ SOURCES = [
             "social",
             "store",
             "tongits_site",
+            "tournaments",
             "web",
         )
     ),
