@@ -72,9 +72,10 @@ def test_schema_documents_the_players_api(tmp_path):
     assert {"200", "404"} <= set(paths["/api/v1/matches/{game_id}"]["get"]["responses"])
 
 
-def test_bench_history_runs_and_leaves_nothing_behind(capsys):
-    """The benchmark itself (``manage.py bench_history``) on a small history."""
-    call_command("bench_history", "--matches", "300", "--repeats", "3")
+def test_bench_history_uses_the_index_and_leaves_nothing_behind(capsys):
+    """The benchmark itself (``manage.py bench_history``) on a small history: the page query
+    uses its index and the rows are rolled back (its time is reported, not judged here)."""
+    call_command("bench_history", "--matches", "300", "--repeats", "3", "--no-target")
     out = capsys.readouterr().out
     assert "Index Scan using accounts_pm_history" in out and "OK: first page" in out
     assert (

@@ -64,16 +64,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--matches", type=int, default=10_000)
         parser.add_argument("--repeats", type=int, default=50)
+        parser.add_argument(
+            "--no-target",
+            action="store_true",
+            help="report the time without failing on it (a missing index still fails)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             with transaction.atomic():
-                self.run(options["matches"], options["repeats"])
+                self.run(options["matches"], options["repeats"], not options["no_target"])
                 raise Rollback
         except Rollback:
             self.stdout.write("(rolled back: the benchmark's rows are gone)")
 
-    def run(self, matches: int, repeats: int) -> None:
+    def run(self, matches: int, repeats: int, timed_target: bool = True) -> None:
         started = time.perf_counter()
         player = self.fill(matches)
         self.stdout.write(
@@ -120,7 +125,8 @@ class Command(BaseCommand):
             plan = "\n".join(row[0] for row in cursor.fetchall())
         self.stdout.write("EXPLAIN ANALYZE of the history page query:\n" + plan)
         api_median = statistics.median(results["GET history (API)"])
-        verdict = "OK" if api_median < TARGET_MS and INDEX in plan else "FAIL"
+        in_time = api_median < TARGET_MS or not timed_target
+        verdict = "OK" if in_time and INDEX in plan else "FAIL"
         self.stdout.write(
             f"{verdict}: first page via the API {api_median:.2f} ms (target < {TARGET_MS:.0f} ms); "
             f"index {INDEX} {'used' if INDEX in plan else 'NOT used'}"
