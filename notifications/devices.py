@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from core.errors import Conflict, NotFound
@@ -31,10 +32,28 @@ MAX_DEVICES_PER_USER = 20
 
 class WebPushNotConfigured(Conflict):
     code = "webpush_not_configured"
-    detail = gettext_lazy(
-        "This server sends no Web Push (no VAPID key is configured): register an FCM or APNs "
-        "token, or none."
-    )
+    detail = gettext_lazy("This server sends no Web Push (no VAPID key is configured).")
+
+
+class PushNotConfigured(Conflict):
+    code = "push_not_configured"
+    detail = gettext_lazy("This server sends no pushes of this kind.")
+
+
+def _not_configured(kind: str) -> Conflict:
+    """The 409 for a kind this server does not send to: its text and ``configured`` name the
+    kinds it does send to (only those: a client told to register another kind would register
+    one that never hears anything)."""
+    kinds = push.configured_kinds()
+    error = WebPushNotConfigured if kind == Device.Kind.WEBPUSH else PushNotConfigured
+    if kinds:
+        detail = _("This server sends no %(kind)s pushes. It sends: %(kinds)s.") % {
+            "kind": kind,
+            "kinds": ", ".join(kinds),
+        }
+    else:
+        detail = _("This server sends no pushes at all.")
+    return error(detail, extra={"configured": kinds})
 
 
 class DeviceNotFound(NotFound):
@@ -52,11 +71,12 @@ def device_register(
     """Register (or move) a push target for ``session``; returns the device and whether it is a
     new row (False: the same user's device moved to this session and took these keys).
 
-    The input's shape is the API's to check; this refuses Web Push when the server cannot send
-    it (``WebPushNotConfigured``), rather than accept a target that would never hear anything.
+    The input's shape is the API's to check; this refuses a kind the server cannot send to
+    (``WebPushNotConfigured``, ``PushNotConfigured``), before anything is stored, rather than
+    accept a target that would never hear anything.
     """
-    if kind == Device.Kind.WEBPUSH and not push.webpush_enabled():
-        raise WebPushNotConfigured()
+    if kind not in push.configured_kinds():
+        raise _not_configured(kind)
     if kind != Device.Kind.WEBPUSH:
         p256dh = auth = ""
     with transaction.atomic():
@@ -108,8 +128,13 @@ def device_remove(user: Any, device_id: uuid.UUID | str) -> None:
         raise DeviceNotFound()
 
 
-def device_entry(device: Device, *, current_session: Any = None) -> dict[str, Any]:
-    """One device as the API shows it: never its token, endpoint path or keys."""
+def device_entry(
+    device: Device, *, current_session: Any = None, kinds: list[str] | None = None
+) -> dict[str, Any]:
+    """One device as the API shows it: never its token, endpoint path or keys. ``deliverable``:
+    its kind is one this server sends to now (``kinds``, default ``push.configured_kinds()``);
+    a device of a kind unconfigured since it was registered is kept but never tried."""
+    kinds = push.configured_kinds() if kinds is None else kinds
     return {
         "id": device.pk,
         "kind": device.kind,
@@ -117,4 +142,5 @@ def device_entry(device: Device, *, current_session: Any = None) -> dict[str, An
         "session": device.session_id,
         "current": current_session is not None and device.session_id == current_session.pk,
         "endpoint_host": push.target_of(device) if device.kind == Device.Kind.WEBPUSH else None,
+        "deliverable": device.kind in kinds,
     }

@@ -13,10 +13,16 @@ replaced it (only the newest turn matters), or the device was removed meanwhile.
 What a push carries (``payload_for``) is short text and ids: never a card or anything else from a
 hand, because a push service, the OS's notification centre and a locked screen all see it.
 
-Web Push (RFC 8030, encrypted per RFC 8291 with ``aes128gcm``, VAPID per RFC 8292) is sent with
-pywebpush. FCM and APNs tokens are accepted at registration, but this server has no sender for
-them: their deliveries fail with "fcm not configured" / "apns not configured" (``SENDERS`` is
-where one would be plugged in).
+Three services, one sender each (``SENDERS``, keyed by the device's kind): Web Push (RFC 8030,
+encrypted per RFC 8291 with ``aes128gcm``, VAPID per RFC 8292) with pywebpush; FCM's HTTP v1 API
+(``notifications.fcm``); APNs over HTTP/2 with a provider JWT (``notifications.apns``). A kind
+is served only when configured (``configured_kinds``): a device of another kind is refused at
+registration, and one registered before its kind was unconfigured gets no delivery.
+
+A task delivers a batch (``deliver_many``): one claim, one read of the devices, the skip rules
+and the texts, the sends in flight together (``send_many``: FCM over a pool of connections,
+APNs as streams of one HTTP/2 connection), one write of the attempts and outcomes, so a burst
+(a tournament's start) costs a few statements per batch rather than per push.
 """
 
 from __future__ import annotations
@@ -26,10 +32,13 @@ import binascii
 import functools
 import json
 import logging
+import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -42,6 +51,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from py_vapid import Vapid02
@@ -49,7 +59,7 @@ from pywebpush import WebPushException, webpush
 
 from core.errors import clip
 from games.rules.cards import CODES as CARD_CODES
-from notifications import outbox
+from notifications import apns, fcm, outbox
 from notifications.models import Device, Kind, Notification, PushAttempt, PushDelivery, Status
 
 logger = logging.getLogger(__name__)
@@ -59,6 +69,10 @@ Result = Literal["sent", "retry", "gone", "failed"]
 #: Waits between tries of a push that may succeed later (429, 5xx, a network error): the n-th
 #: retry waits BACKOFF_SECONDS[n - 1], the last value from then on.
 BACKOFF_SECONDS: tuple[int, ...] = (5, 30, 120, 600, 3600)
+#: The longest ``Retry-After`` honoured; a service asking for more is tried again after this.
+MAX_RETRY_AFTER_SECONDS = 3600.0
+#: Web Push requests of one batch in flight at once (each to its subscription's push service).
+WEBPUSH_CONCURRENCY = 16
 #: How long a push service keeps a push for a device that is offline (its ``TTL``): a turn or an
 #: invitation is still worth hearing of some hours later; a sign-in alert for longer.
 TTL_SECONDS: dict[str, int] = {
@@ -316,13 +330,44 @@ def payload_for(notification: Notification) -> dict[str, Any]:
     card, an amount) is copied, so whatever the projector stores there cannot leak to a lock
     screen.
     """
+    return payloads_for([notification])[notification.pk]
+
+
+def payloads_for(notifications: Sequence[Notification]) -> dict[int, dict[str, Any]]:
+    """``payload_for`` of many notifications (a batch's), by notification id: the recipients'
+    languages and the names the texts need read in two queries, whatever their number."""
+    wanted: dict[int, int | None] = {}
+    for notification in notifications:
+        data = notification.data if isinstance(notification.data, dict) else {}
+        wanted[notification.pk] = _user_id(notification.kind, data)
+    usernames = _usernames({user_id for user_id in wanted.values() if user_id is not None})
+    languages = languages_of({notification.user_id for notification in notifications})
+    payloads = {}
+    for notification in notifications:
+        with translation.override(languages[notification.user_id]):
+            payloads[notification.pk] = _payload(notification, usernames)
+    return payloads
+
+
+def languages_of(user_ids: set[int]) -> dict[int, str]:
+    """``language_of`` for many users, in one query."""
+    known = dict(settings.LANGUAGES)
+    rows = dict(
+        get_user_model().objects.filter(pk__in=user_ids).values_list("pk", "language")
+        if user_ids
+        else ()
+    )
+    return {
+        user_id: rows.get(user_id) if rows.get(user_id) in known else settings.LANGUAGE_CODE
+        for user_id in user_ids
+    }
+
+
+def _payload(notification: Notification, usernames: dict[int, str]) -> dict[str, Any]:
     data = notification.data if isinstance(notification.data, dict) else {}
     game_id = _game_id(notification)
     kind = notification.kind
-    user_id = _user_id(kind, data)
-    usernames = _usernames({user_id} if user_id is not None else set())
-    with translation.override(language_of(notification.user_id)):
-        title, body = texts(kind, game_id, data, usernames)
+    title, body = texts(kind, game_id, data, usernames)
     if kind == Kind.CHIPS_SETTLED:
         url = "/#/wallet"
     elif kind == Kind.NEW_SIGN_IN or not game_id:
@@ -341,7 +386,8 @@ def payload_for(notification: Notification) -> dict[str, Any]:
 
 def topic_for(notification: Notification) -> str | None:
     """The Web Push ``Topic`` (the push service keeps only the newest undelivered push of one
-    topic per device): the table's id for a turn or a match's end, else None."""
+    topic per device): the table's id for a turn or a match's end, else None. FCM's
+    ``collapse_key`` and APNs' ``apns-collapse-id`` are set for the same pushes."""
     if notification.kind in TOPIC_KINDS and notification.game_id is not None:
         return notification.game_id.hex
     return None
@@ -352,17 +398,80 @@ def ttl_for(notification: Notification) -> int:
     return TTL_SECONDS.get(notification.kind, DEFAULT_TTL_SECONDS)
 
 
+# --- which services this server sends to ---------------------------------------------------------
+
+
+def fcm_config() -> fcm.Config | None:
+    """FCM's settings (None: no ``TONGITS_FCM_CREDENTIALS``, so no FCM)."""
+    path = (settings.TONGITS_FCM_CREDENTIALS or "").strip()
+    if not path:
+        return None
+    return fcm.Config(
+        credentials_file=path,
+        endpoint=settings.TONGITS_FCM_ENDPOINT or fcm.DEFAULT_ENDPOINT,
+        timeout=float(settings.TONGITS_DELIVERY_TIMEOUT_SECONDS),
+        connections=int(settings.TONGITS_FCM_CONNECTIONS),
+        validate_only=bool(settings.TONGITS_FCM_VALIDATE_ONLY),
+    )
+
+
+def apns_config() -> apns.Config | None:
+    """APNs' settings (None: no ``TONGITS_APNS_KEY_FILE``, so no APNs)."""
+    path = (settings.TONGITS_APNS_KEY_FILE or "").strip()
+    if not path:
+        return None
+    return apns.Config(
+        key_file=path,
+        key_id=settings.TONGITS_APNS_KEY_ID,
+        team_id=settings.TONGITS_APNS_TEAM_ID,
+        topic=settings.TONGITS_APNS_TOPIC,
+        host=settings.TONGITS_APNS_HOST or "production",
+        ca_file=settings.TONGITS_APNS_CA_FILE,
+        timeout=float(settings.TONGITS_DELIVERY_TIMEOUT_SECONDS),
+        streams=int(settings.TONGITS_APNS_STREAMS),
+    )
+
+
+def configured_kinds() -> list[str]:
+    """The device kinds this server can send to, in ``Device.Kind``'s order: a registration of
+    any other kind is refused, and devices of another kind are never tried."""
+    configured = {
+        Device.Kind.WEBPUSH: webpush_enabled(),
+        Device.Kind.FCM: fcm_config() is not None,
+        Device.Kind.APNS: apns_config() is not None,
+    }
+    return [kind for kind in Device.Kind.values if configured[kind]]
+
+
+_clients: dict[tuple[int, Any], Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(config: fcm.Config | apns.Config) -> Any:
+    """This process's sender for ``config`` (made once: its token and connections are kept
+    between tasks). Keyed by the process id too: a forked worker makes its own."""
+    key = (os.getpid(), config)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            module = fcm if isinstance(config, fcm.Config) else apns
+            client = _clients[key] = module.Sender(config)
+        return client
+
+
 # --- sending -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What one send came to: ``sent`` (accepted), ``retry`` (may work later: 429, 5xx, a
-    network error), ``gone`` (404/410: the subscription is dead), ``failed`` (will not work)."""
+    network error; ``retry_after`` seconds when the service said so), ``gone`` (the target will
+    never be served again: its device is deleted), ``failed`` (will not work)."""
 
     result: Result
     status_code: int | None = None
     error: str = ""
+    retry_after: float | None = None
 
 
 def _classify(status: int) -> Result:
@@ -373,6 +482,14 @@ def _classify(status: int) -> Result:
     if status == 429 or status >= 500:
         return "retry"
     return "failed"
+
+
+def _retry_after(headers: Any) -> float | None:
+    value = (headers.get("Retry-After") if headers is not None else None) or ""
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None  # an HTTP date: the backoff schedule applies
 
 
 def _send_webpush(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
@@ -412,23 +529,108 @@ def _send_webpush(device: Device, payload: dict, topic: str | None, ttl: int) ->
         return Outcome("failed", None, clip(f"bad subscription: {exc}"))
     status = response.status_code
     reason = (getattr(response, "reason", "") or "").strip()
-    return Outcome(_classify(status), status, clip(f"{status} {reason}".strip()))
+    result = _classify(status)
+    retry_after = _retry_after(getattr(response, "headers", None)) if result == "retry" else None
+    return Outcome(result, status, clip(f"{status} {reason}".strip()), retry_after)
 
 
-def _not_configured(kind: str) -> Callable[[Device, dict, str | None, int], Outcome]:
-    def send(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
-        return Outcome("failed", None, f"{kind} not configured")
+def fcm_message(payload: dict[str, Any], topic: str | None, ttl: int) -> dict[str, Any]:
+    """The FCM v1 ``message`` of a push (without its ``token``): the texts as a
+    ``notification``, the ids and the url as ``data`` (strings only, as FCM wants), and the
+    Android options: ``ttl``, ``priority`` high for a turn, the game's id as ``collapse_key``
+    for the kinds whose newer push replaces an older one."""
+    android: dict[str, Any] = {
+        "ttl": f"{ttl}s",
+        "priority": "high" if payload.get("kind") == Kind.YOUR_TURN else "normal",
+    }
+    if topic and payload.get("game_id"):
+        android["collapse_key"] = str(payload["game_id"])
+    return {
+        "notification": {"title": payload["title"], "body": payload["body"]},
+        "data": {
+            key: str(payload[key])
+            for key in ("kind", "notification_id", "game_id", "url")
+            if payload.get(key) is not None
+        },
+        "android": android,
+    }
 
-    return send
+
+def _send_fcm(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
+    config = fcm_config()
+    if config is None:
+        return Outcome("failed", None, "fcm not configured")
+    try:
+        sender = _client(config)
+    except fcm.ConfigError as exc:
+        return Outcome("failed", None, clip(str(exc)))
+    reply = sender.send(device.token, fcm_message(payload, topic, ttl))
+    if reply.status == 200:
+        return Outcome("sent", 200, "200")
+    error = clip(reply.error)
+    if reply.status is None:
+        return Outcome("failed" if reply.error_code else "retry", None, error)
+    gone = (
+        reply.status == 404
+        or reply.error_code in fcm.GONE_CODES
+        or (reply.status == 400 and reply.error_code == "INVALID_ARGUMENT" and reply.token_field)
+    )
+    if gone:
+        return Outcome("gone", reply.status, error)
+    if reply.status == 429 or reply.status >= 500:
+        return Outcome("retry", reply.status, error, reply.retry_after)
+    return Outcome("failed", reply.status, error)
 
 
-#: A sender per device kind. FCM and APNs have none in this server: their deliveries fail with
-#: "<kind> not configured" (registration still works, so clients need not change when one
-#: is added here).
+def apns_request(
+    payload: dict[str, Any], topic: str | None, ttl: int
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The APNs body and headers of a push: the texts as the ``aps`` alert, the ids and the
+    url beside it; priority 10 for a turn (at once), 5 otherwise (when the phone sees fit); the
+    expiry from the TTL; the game's id as ``apns-collapse-id`` where a newer push replaces an
+    older one."""
+    body = {
+        "aps": {"alert": {"title": payload["title"], "body": payload["body"]}, "sound": "default"},
+        **{key: payload[key] for key in ("kind", "notification_id", "game_id", "url")},
+    }
+    headers = {
+        "apns-push-type": "alert",
+        "apns-priority": "10" if payload.get("kind") == Kind.YOUR_TURN else "5",
+        "apns-expiration": str(int(time.time()) + ttl),
+    }
+    if topic and payload.get("game_id"):
+        headers["apns-collapse-id"] = str(payload["game_id"])
+    return body, headers
+
+
+def _send_apns(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
+    config = apns_config()
+    if config is None:
+        return Outcome("failed", None, "apns not configured")
+    try:
+        sender = _client(config)
+    except apns.ConfigError as exc:
+        return Outcome("failed", None, clip(str(exc)))
+    body, headers = apns_request(payload, topic, ttl)
+    reply = sender.send(device.token, body, headers)
+    if reply.status == 200:
+        return Outcome("sent", 200, "200")
+    error = clip(reply.error)
+    if reply.status is None:
+        return Outcome("retry", None, error)
+    if reply.status == 410 or reply.reason in apns.GONE_REASONS:
+        return Outcome("gone", reply.status, error)
+    if reply.status == 429 or reply.status >= 500:
+        return Outcome("retry", reply.status, error, reply.retry_after)
+    return Outcome("failed", reply.status, error)
+
+
+#: A sender per device kind: one push to one device, no retry of its own beyond a renewed
+#: credential, no database writes.
 SENDERS: dict[str, Callable[[Device, dict, str | None, int], Outcome]] = {
     Device.Kind.WEBPUSH: _send_webpush,
-    Device.Kind.FCM: _not_configured("fcm"),
-    Device.Kind.APNS: _not_configured("apns"),
+    Device.Kind.FCM: _send_fcm,
+    Device.Kind.APNS: _send_apns,
 }
 
 
@@ -439,6 +641,60 @@ def send(device: Device, payload: dict, *, topic: str | None, ttl: int) -> Outco
     if sender is None:
         return Outcome("failed", None, f"unknown device kind {device.kind!r}")
     return sender(device, payload, topic, ttl)
+
+
+@dataclass(frozen=True)
+class Push:
+    """One push of a batch: where, what, and the Web Push topic and TTL."""
+
+    device: Device
+    payload: dict[str, Any]
+    topic: str | None
+    ttl: int
+
+
+def concurrency(kind: str) -> int:
+    """How many pushes of one kind a batch has in flight at once: FCM's connection pool, APNs'
+    streams on its one connection, ``WEBPUSH_CONCURRENCY`` requests to the push services."""
+    if kind == Device.Kind.FCM:
+        return max(1, int(settings.TONGITS_FCM_CONNECTIONS))
+    if kind == Device.Kind.APNS:
+        return max(1, int(settings.TONGITS_APNS_STREAMS))
+    return WEBPUSH_CONCURRENCY
+
+
+_pools: dict[tuple[int, str], ThreadPoolExecutor] = {}
+
+
+def _pool(kind: str) -> ThreadPoolExecutor:
+    key = (os.getpid(), kind)
+    with _clients_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = ThreadPoolExecutor(
+                concurrency(kind), thread_name_prefix=f"push-{kind}"
+            )
+        return pool
+
+
+def _timed(push: Push) -> tuple[Outcome, int]:
+    started = time.monotonic()
+    try:
+        outcome = send(push.device, push.payload, topic=push.topic, ttl=push.ttl)
+    except Exception as exc:  # a sender's bug must not lose the batch's other outcomes
+        logger.exception("push to a %s device failed", push.device.kind)
+        outcome = Outcome("retry", None, clip(f"error ({type(exc).__name__})"))
+    return outcome, int((time.monotonic() - started) * 1000)
+
+
+def send_many(pushes: Sequence[Push]) -> list[tuple[Outcome, int]]:
+    """Each push's outcome and milliseconds, in order: the pushes of one kind in flight
+    together (``concurrency``), FCM's over its pool of connections, APNs' as streams of its one
+    HTTP/2 connection."""
+    if len(pushes) == 1:
+        return [_timed(pushes[0])]
+    futures = [_pool(push.device.kind).submit(_timed, push) for push in pushes]
+    return [future.result() for future in futures]
 
 
 # --- the outbox ----------------------------------------------------------------------------------
@@ -458,8 +714,10 @@ def record(notification: Notification) -> int:
     """Queue the notification's pushes: one pending ``PushDelivery`` per device of its user, in
     the caller's transaction (so the pushes exist exactly when the notification does).
 
-    Only kinds of ``TONGITS_PUSH_KINDS`` are pushed. Idempotent: a (notification, device) pair
-    that already has a delivery gets no second one. Returns how many were added.
+    Only kinds of ``TONGITS_PUSH_KINDS`` are pushed, and only to devices of a kind this server
+    sends to (``configured_kinds``): a device of a kind no longer configured costs nothing.
+    Idempotent: a (notification, device) pair that already has a delivery gets no second one.
+    Returns how many were added.
     """
     return record_many([notification])
 
@@ -471,9 +729,9 @@ def record_many(notifications: Sequence[Notification]) -> int:
     if not pushed:
         return 0
     devices: dict[int, list[Device]] = {}
-    for device in Device.objects.filter(user_id__in={n.user_id for n in pushed}).only(
-        "id", "user_id", "kind", "token"
-    ):
+    for device in Device.objects.filter(
+        user_id__in={n.user_id for n in pushed}, kind__in=configured_kinds()
+    ).only("id", "user_id", "kind", "token"):
         devices.setdefault(device.user_id, []).append(device)
     pushed = [n for n in pushed if n.user_id in devices]
     if not pushed:
@@ -519,39 +777,46 @@ def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=BACKOFF_SECONDS[index])
 
 
-def _default_streams_open(user_id: int) -> bool:
-    from ops import stream_slots
+def retry_delay(attempts: int, retry_after: float | None) -> timedelta:
+    """The wait before the next try: what the service asked for (``Retry-After``, between 1 s
+    and an hour), else the backoff schedule."""
+    if retry_after is None:
+        return backoff(attempts)
+    return timedelta(seconds=min(max(retry_after, 1.0), MAX_RETRY_AFTER_SECONDS))
 
-    return stream_slots.held(user_id) > 0
 
-
-def _skip_reason(
-    delivery: PushDelivery, streams_open: Callable[[int], bool]
-) -> tuple[str | None, Device | None]:
-    """Why the delivery should not be sent (None: send it), and its device."""
-    notification = delivery.notification
-    device = Device.objects.filter(pk=delivery.device_id).first()
-    if device is None:
-        return "the device was removed", None
-    if device.user_id != notification.user_id:
-        return "the device changed hands", None
-    if notification.game_id is not None and (
-        Notification.objects.filter(
-            user_id=notification.user_id,
-            kind=notification.kind,
-            game_id=notification.game_id,
-            id__gt=notification.pk,
-        ).exists()
-    ):
-        return f"a newer {notification.kind} of this game replaced it", device
+def _watching(user_ids: set[int], streams_open: Callable[[int], bool] | None) -> set[int]:
+    """Which of these users have a live stream open (the stream cap's leases, one round trip);
+    when the check fails (Redis unreachable), none: rather one push too many than a missed
+    turn."""
     try:
-        watching = streams_open(notification.user_id)
-    except Exception:  # Redis unreachable: rather one push too many than a missed turn
-        logger.warning("push %s: stream check failed; sending", delivery.pk, exc_info=True)
-        watching = False
-    if watching:
-        return "a live stream of the user was open", device
-    return None, device
+        if streams_open is None:
+            from ops import stream_slots
+
+            return stream_slots.holders(user_ids)
+        return {user_id for user_id in user_ids if streams_open(user_id)}
+    except Exception:
+        logger.warning("push: stream check failed; sending", exc_info=True)
+        return set()
+
+
+def _replaced(notifications: Sequence[Notification]) -> set[int]:
+    """The ids among ``notifications`` that a newer notification of the same user, kind and
+    game replaced (only the newest turn matters), in one query."""
+    games = [n for n in notifications if n.game_id is not None]
+    if not games:
+        return set()
+    newest = {
+        (row["user_id"], row["kind"], row["game_id"]): row["newest"]
+        for row in Notification.objects.filter(
+            user_id__in={n.user_id for n in games},
+            kind__in={n.kind for n in games},
+            game_id__in={n.game_id for n in games},
+        )
+        .values("user_id", "kind", "game_id")
+        .annotate(newest=Max("id"))
+    }
+    return {n.pk for n in games if newest.get((n.user_id, n.kind, n.game_id), n.pk) > n.pk}
 
 
 def deliver(
@@ -560,92 +825,161 @@ def deliver(
     now: datetime | None = None,
     streams_open: Callable[[int], bool] | None = None,
 ) -> str:
-    """One try of one push delivery; the Celery task's body. Returns a short outcome.
+    """One try of one push delivery (``deliver_many`` of one). Returns a short outcome."""
+    return deliver_many([delivery_id], now=now, streams_open=streams_open)[delivery_id]
 
-    Three steps, so no lock or transaction is held during the HTTP request:
 
-    1. claim (a short transaction): the row, if still pending and due and not locked by another
-       worker, gets ``attempts + 1`` and a lease (``next_attempt_at`` pushed past the request's
+def deliver_many(
+    delivery_ids: Sequence[int],
+    *,
+    now: datetime | None = None,
+    streams_open: Callable[[int], bool] | None = None,
+) -> dict[int, str]:
+    """One try of each of these push deliveries; the Celery task's body. Returns a short
+    outcome per id.
+
+    Three steps, so no lock or transaction is held during the HTTP requests, and each a
+    constant number of statements however many deliveries the batch holds:
+
+    1. claim (a short transaction): each row still pending, due and not locked by another
+       worker gets ``attempts + 1`` and a lease (``next_attempt_at`` pushed past the requests'
        timeout), so a second worker leaves it alone and a worker that dies mid-send leaves it
        due again once the lease runs out;
-    2. decide and send, outside any transaction: skip (no HTTP) when a stream of the user is
-       open, a newer notification of the same kind and game exists, or the device is gone;
-    3. record (a second short transaction): a ``PushAttempt`` and the delivery's new status
-       (sent; dropped, the device deleted, on 404/410; pending with a backoff for a retry, or
-       failed after ``TONGITS_PUSH_MAX_ATTEMPTS`` tries; failed).
+    2. decide and send, outside any transaction: skip (no request) when a stream of the user is
+       open, a newer notification of the same kind and game exists, the device is gone or its
+       kind is no longer configured; send the rest together (``send_many``);
+    3. record (a second short transaction): a ``PushAttempt`` per try and each delivery's new
+       status (sent; dropped, the device deleted, when the service says the target is gone;
+       pending after ``Retry-After`` or the backoff for a retry, or failed after
+       ``TONGITS_PUSH_MAX_ATTEMPTS`` tries; failed).
     """
-    streams_open = streams_open or _default_streams_open
+    results = {int(delivery_id): "not due" for delivery_id in delivery_ids}
     claimed_at = now or timezone.now()
-    delivery, _ = outbox.claim(PushDelivery, delivery_id, claimed_at, related=("notification",))
-    if delivery is None:
-        return "not due"  # done, not due yet, or another worker's
-    claimed = delivery.attempts
+    deliveries = outbox.claim_many(
+        PushDelivery, list(results), claimed_at, related=("notification",)
+    )
+    if not deliveries:
+        return results  # done, not due yet, or another worker's
+    devices = {d.pk: d for d in Device.objects.filter(pk__in={d.device_id for d in deliveries})}
+    replaced = _replaced([delivery.notification for delivery in deliveries])
+    kinds = set(configured_kinds())
+    skips: list[tuple[PushDelivery, str]] = []
+    ready: list[tuple[PushDelivery, Device]] = []
+    for delivery in deliveries:
+        notification = delivery.notification
+        device = devices.get(delivery.device_id)
+        if device is None:
+            skips.append((delivery, "the device was removed"))
+        elif device.user_id != notification.user_id:
+            skips.append((delivery, "the device changed hands"))
+        elif notification.pk in replaced:
+            skips.append((delivery, f"a newer {notification.kind} of this game replaced it"))
+        elif device.kind not in kinds:
+            skips.append((delivery, f"{device.kind} is not configured"))
+        else:
+            ready.append((delivery, device))
+    watching = _watching({d.notification.user_id for d, _ in ready}, streams_open)
+    skips += [
+        (d, "a live stream of the user was open")
+        for d, _ in ready
+        if d.notification.user_id in watching
+    ]
+    ready = [(d, device) for d, device in ready if d.notification.user_id not in watching]
+    if skips:
+        _skip(skips, now, results)
+    if not ready:
+        return results
 
-    reason, device = _skip_reason(delivery, streams_open)
-    if reason is not None:
-        with transaction.atomic():
-            # No try was made: the claim's count is given back, so attempts counts tries.
+    payloads = payloads_for([delivery.notification for delivery, _ in ready])
+    pushes = [
+        Push(
+            device,
+            payloads[delivery.notification.pk],
+            topic_for(delivery.notification),
+            ttl_for(delivery.notification),
+        )
+        for delivery, device in ready
+    ]
+    outcomes = send_many(pushes)
+    _finish(
+        [
+            (delivery.pk, delivery.attempts, device, outcome, milliseconds)
+            for (delivery, device), (outcome, milliseconds) in zip(ready, outcomes, strict=True)
+        ],
+        now or timezone.now(),
+        results,
+    )
+    return results
+
+
+def _skip(
+    skips: list[tuple[PushDelivery, str]], now: datetime | None, results: dict[int, str]
+) -> None:
+    """Finish skipped deliveries: no try was made, so the claim's count is given back."""
+    with transaction.atomic():
+        for delivery, reason in skips:
             done = PushDelivery.objects.filter(
-                pk=delivery_id, status=Status.PENDING, attempts=claimed
+                pk=delivery.pk, status=Status.PENDING, attempts=delivery.attempts
             ).update(
                 status=Status.SKIPPED,
-                attempts=claimed - 1,
+                attempts=delivery.attempts - 1,
                 next_attempt_at=None,
                 detail=clip(reason),
                 finished_at=now or timezone.now(),
             )
-        return f"skipped: {reason}" if done else "superseded"
-
-    assert device is not None
-    notification = delivery.notification
-    started = time.monotonic()
-    outcome = send(
-        device, payload_for(notification), topic=topic_for(notification), ttl=ttl_for(notification)
-    )
-    milliseconds = int((time.monotonic() - started) * 1000)
-    return _finish(delivery_id, claimed, device, outcome, milliseconds, now or timezone.now())
+            results[delivery.pk] = f"skipped: {reason}" if done else "superseded"
 
 
 def _finish(
-    delivery_id: int,
-    claimed: int,
-    device: Device,
-    outcome: Outcome,
-    milliseconds: int,
+    tries: list[tuple[int, int, Device, Outcome, int]],
     at: datetime,
-) -> str:
-    """Step 3 of ``deliver``: the attempt and the delivery's new status, in one transaction."""
+    results: dict[int, str],
+) -> None:
+    """Step 3 of ``deliver_many``: the attempts and the deliveries' new statuses, in one
+    transaction."""
+    fields = ["status", "next_attempt_at", "detail", "finished_at"]
     with transaction.atomic():
-        delivery = PushDelivery.objects.select_for_update().get(pk=delivery_id)
-        PushAttempt.objects.create(
-            delivery=delivery,
-            at=at,
-            status_code=outcome.status_code,
-            error=clip(outcome.error),
-            milliseconds=milliseconds,
+        rows = PushDelivery.objects.select_for_update().in_bulk([t[0] for t in tries])
+        PushAttempt.objects.bulk_create(
+            PushAttempt(
+                delivery_id=delivery_id,
+                at=at,
+                status_code=outcome.status_code,
+                error=clip(outcome.error),
+                milliseconds=milliseconds,
+            )
+            for delivery_id, _, _, outcome, milliseconds in tries
         )
-        if delivery.status != Status.PENDING or delivery.attempts != claimed:
-            # Our lease ran out and another worker took the row: its result stands.
-            return "superseded"
-        fields = ["status", "next_attempt_at", "detail", "finished_at"]
-        delivery.detail = clip(outcome.error)
-        delivery.next_attempt_at = None
-        delivery.finished_at = at
-        if outcome.result == "sent":
-            delivery.status = Status.SENT
-        elif outcome.result == "gone":
-            Device.objects.filter(pk=device.pk).delete()
-            delivery.status = Status.DROPPED
-            delivery.detail = clip(f"gone: {outcome.error}")
-        elif outcome.result == "retry" and claimed < settings.TONGITS_PUSH_MAX_ATTEMPTS:
-            delivery.status = Status.PENDING
-            delivery.next_attempt_at = at + backoff(claimed)
-            delivery.finished_at = None
-        else:
-            delivery.status = Status.FAILED
-            if outcome.result == "retry":
-                delivery.detail = clip(f"gave up after {claimed} tries: {outcome.error}")
-        delivery.save(update_fields=fields)
-    if delivery.status == Status.PENDING:
-        return f"retry in {int(backoff(claimed).total_seconds())} s"
-    return str(delivery.status)
+        changed: list[PushDelivery] = []
+        gone: list[Any] = []
+        for delivery_id, claimed, device, outcome, _ in tries:
+            delivery = rows[delivery_id]
+            if delivery.status != Status.PENDING or delivery.attempts != claimed:
+                # Our lease ran out and another worker took the row: its result stands.
+                results[delivery_id] = "superseded"
+                continue
+            delivery.detail = clip(outcome.error)
+            delivery.next_attempt_at = None
+            delivery.finished_at = at
+            if outcome.result == "sent":
+                delivery.status = Status.SENT
+            elif outcome.result == "gone":
+                gone.append(device.pk)
+                delivery.status = Status.DROPPED
+                delivery.detail = clip(f"gone: {outcome.error}")
+            elif outcome.result == "retry" and claimed < settings.TONGITS_PUSH_MAX_ATTEMPTS:
+                wait = retry_delay(claimed, outcome.retry_after)
+                delivery.status = Status.PENDING
+                delivery.next_attempt_at = at + wait
+                delivery.finished_at = None
+                results[delivery_id] = f"retry in {int(wait.total_seconds())} s"
+            else:
+                delivery.status = Status.FAILED
+                if outcome.result == "retry":
+                    delivery.detail = clip(f"gave up after {claimed} tries: {outcome.error}")
+            if delivery.status != Status.PENDING:
+                results[delivery_id] = str(delivery.status)
+            changed.append(delivery)
+        PushDelivery.objects.bulk_update(changed, fields)
+        if gone:
+            Device.objects.filter(pk__in=gone).delete()

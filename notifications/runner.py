@@ -3,6 +3,7 @@ deliveries that are due, one Celery task each.
 
 It wakes on the games' NOTIFY (an append may start someone's turn; at most every
 ``MIN_GAP_SECONDS``) and at least every ``POLL_SECONDS`` (chips entries, retries falling due).
+Pushes are queued in batches (``TONGITS_PUSH_BATCH`` to a task), webhooks one each.
 The outboxes are read after a run that recorded deliveries, and otherwise once every
 ``POLL_SECONDS`` (the pushes of invitations and sign-ins, recorded by their causes). A
 delivery it queued is not queued again for a lease (``outbox.lease_seconds``): its task claims it
@@ -17,12 +18,13 @@ import threading
 import time
 
 from celery import current_app
+from django.conf import settings
 from django.db import connection
 
 from core import listening
 from notifications import outbox, push, webhooks
 from notifications.projector import Projector
-from notifications.tasks import DELIVER_PUSH, DELIVER_WEBHOOK
+from notifications.tasks import DELIVER_PUSHES, DELIVER_WEBHOOK
 
 logger = logging.getLogger(__name__)
 
@@ -37,22 +39,30 @@ class Queue:
         self.queued: dict[tuple[str, int], float] = {}
         self.looked: float | None = None  # when the outboxes were last read
 
-    def send(self, name: str, ids: list[int]) -> int:
+    def send(self, name: str, ids: list[int], batch: int = 0) -> int:
+        """Queue the ids not queued within a lease: one task each, or (``batch`` > 0) one task
+        per ``batch`` of them, its argument their list."""
         now, lease = time.monotonic(), outbox.lease_seconds()
         for key, at in list(self.queued.items()):
             if now - at > lease:
                 del self.queued[key]
+        fresh = [delivery_id for delivery_id in ids if (name, delivery_id) not in self.queued]
+        groups = (
+            [(chunk,) for chunk in _chunks(fresh, batch)]
+            if batch > 0
+            else [(delivery_id,) for delivery_id in fresh]
+        )
         sent = 0
-        for delivery_id in ids:
-            if (name, delivery_id) in self.queued:
-                continue
+        for args in groups:
             try:
-                current_app.send_task(name, args=(delivery_id,))
-            except Exception:  # the broker is away: the next run queues it again
-                logger.exception("notifier: could not queue %s(%s)", name, delivery_id)
+                current_app.send_task(name, args=args)
+            except Exception:  # the broker is away: the next run queues them again
+                logger.exception("notifier: could not queue %s%s", name, args)
                 return sent
-            self.queued[(name, delivery_id)] = now
-            sent += 1
+            chunk = args[0] if isinstance(args[0], list) else [args[0]]
+            for delivery_id in chunk:
+                self.queued[(name, delivery_id)] = now
+            sent += len(chunk)
         return sent
 
     def due(self, fresh: bool = True) -> int:
@@ -62,7 +72,12 @@ class Queue:
         if not fresh and self.looked is not None and now - self.looked < POLL_SECONDS:
             return 0
         self.looked = now
-        return self.send(DELIVER_PUSH, push.due()) + self.send(DELIVER_WEBHOOK, webhooks.due())
+        pushes = self.send(DELIVER_PUSHES, push.due(), batch=max(1, settings.TONGITS_PUSH_BATCH))
+        return pushes + self.send(DELIVER_WEBHOOK, webhooks.due())
+
+
+def _chunks(ids: list[int], size: int) -> list[list[int]]:
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
 
 
 def step(projector: Projector, queue: Queue) -> bool:

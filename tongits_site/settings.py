@@ -503,6 +503,27 @@ TONGITS_WEBPUSH_VAPID_SUBJECT = os.environ.get(
 TONGITS_WEBPUSH_ENDPOINT_HOSTS = tuple(
     h.lower() for h in env_list("TONGITS_WEBPUSH_ENDPOINT_HOSTS", "") if h
 )
+# FCM (HTTP v1): the path of the Firebase service account's JSON (empty: no FCM, FCM devices are
+# refused with 409), the host (Google's; tests name a stand-in), the connections one worker keeps
+# to it (the pushes of a batch in flight at once), and validate_only (FCM checks each message and
+# token but delivers nothing: for trying a set-up).
+TONGITS_FCM_CREDENTIALS = os.environ.get("TONGITS_FCM_CREDENTIALS", "")
+TONGITS_FCM_ENDPOINT = os.environ.get("TONGITS_FCM_ENDPOINT", "https://fcm.googleapis.com")
+TONGITS_FCM_CONNECTIONS = int(os.environ.get("TONGITS_FCM_CONNECTIONS", "32"))
+TONGITS_FCM_VALIDATE_ONLY = env_bool("TONGITS_FCM_VALIDATE_ONLY", False)
+# APNs (token-based, HTTP/2): the team's .p8 key file (empty: no APNs, APNs devices are refused
+# with 409), its key id, the team id, the app's bundle id (apns-topic), the host (production,
+# sandbox, or an https URL), a CA file to trust (a stand-in's), and the streams one worker opens
+# at once on its one connection.
+TONGITS_APNS_KEY_FILE = os.environ.get("TONGITS_APNS_KEY_FILE", "")
+TONGITS_APNS_KEY_ID = os.environ.get("TONGITS_APNS_KEY_ID", "")
+TONGITS_APNS_TEAM_ID = os.environ.get("TONGITS_APNS_TEAM_ID", "")
+TONGITS_APNS_TOPIC = os.environ.get("TONGITS_APNS_TOPIC", "")
+TONGITS_APNS_HOST = os.environ.get("TONGITS_APNS_HOST", "production")
+TONGITS_APNS_CA_FILE = os.environ.get("TONGITS_APNS_CA_FILE", "")
+TONGITS_APNS_STREAMS = int(os.environ.get("TONGITS_APNS_STREAMS", "100"))
+# How many due pushes one task delivers (one claim, one write of outcomes, the sends together).
+TONGITS_PUSH_BATCH = int(os.environ.get("TONGITS_PUSH_BATCH", "100"))
 # A push is tried this many times (backoff between) before it is given up.
 TONGITS_PUSH_MAX_ATTEMPTS = int(os.environ.get("TONGITS_PUSH_MAX_ATTEMPTS", "5"))
 # Webhook endpoints the settings own, as JSON: [{"url": ..., "secret": "whsec_...", "kinds":
@@ -728,6 +749,9 @@ LOGGING = {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # httpx logs every request at INFO: a line per push to FCM or APNs. Its warnings stay;
+    # each push's answer is in the admin (PushAttempt).
+    "loggers": {"httpx": {"level": "WARNING"}},
 }
 
 # /metrics (metrics.views): answered to this machine, and elsewhere only with

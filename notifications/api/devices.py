@@ -7,7 +7,8 @@ the answers never show a target's token, endpoint path or keys (only the push se
     POST   /api/v1/me/devices        register one for this session (a PushSubscription's JSON,
                                      or an FCM/APNs token): 201 new, 200 moved to this session
     DELETE /api/v1/me/devices/{id}   remove one (204; 404 for anyone else's)
-    GET    /api/v1/push/config       Web Push's applicationServerKey (null: no Web Push here)
+    GET    /api/v1/push/config       the kinds this server sends to, and Web Push's
+                                     applicationServerKey (null: no Web Push here)
 
 The domain codes of these operations are registered for the schema below (``api_schema``).
 """
@@ -41,10 +42,21 @@ TAGS = ["notifications"]
 #: The device kinds, for the schema's enum name (``ENUM_NAME_OVERRIDES["DeviceKindEnum"]``).
 DEVICE_KINDS = Device.Kind.choices
 
+_CONFIGURED_SCHEMA = {
+    "type": "array",
+    "items": {"type": "string", "enum": list(Device.Kind.values)},
+    "description": 'codes "push_not_configured" and "webpush_not_configured": the device kinds '
+    "this server sends to (GET /push/config lists them too); empty: none.",
+}
 api_schema.register(
-    {"me_devices_register": {409: ("webpush_not_configured",)}},
+    {"me_devices_register": {409: ("push_not_configured", "webpush_not_configured")}},
+    fields={
+        "push_not_configured": ("configured", _CONFIGURED_SCHEMA, ["webpush", "apns"]),
+        "webpush_not_configured": ("configured", _CONFIGURED_SCHEMA, ["fcm", "apns"]),
+    },
     details={
-        "webpush_not_configured": "This server sends no Web Push (no VAPID key is configured)."
+        "push_not_configured": "This server sends no fcm pushes. It sends: webpush, apns.",
+        "webpush_not_configured": "This server sends no webpush pushes. It sends: fcm, apns.",
     },
 )
 
@@ -178,6 +190,10 @@ class DeviceSerializer(serializers.Serializer):
     endpoint_host = serializers.CharField(
         allow_null=True, help_text='kind "webpush": the push service\'s host; else null.'
     )
+    deliverable = serializers.BooleanField(
+        help_text="This server sends to its kind now. false: its kind was configured when it "
+        "was registered and is no longer; it is kept, but nothing is sent to it."
+    )
 
 
 class WebPushConfigSerializer(serializers.Serializer):
@@ -188,6 +204,11 @@ class WebPushConfigSerializer(serializers.Serializer):
 
 
 class PushConfigSerializer(serializers.Serializer):
+    kinds = serializers.ListField(
+        child=serializers.ChoiceField(choices=DEVICE_KINDS),
+        help_text="The device kinds this server sends to: POST /me/devices refuses any other "
+        "(409). Empty: no pushes at all.",
+    )
     webpush = WebPushConfigSerializer(
         allow_null=True, help_text="null: this server sends no Web Push."
     )
@@ -219,8 +240,9 @@ class DevicesApi(APIView):
         responses={200: DeviceSerializer(many=True), **error_responses(401)},
     )
     def get(self, request: Request) -> Response:
+        kinds = push.configured_kinds()
         entries = [
-            devices.device_entry(device, current_session=request.auth)
+            devices.device_entry(device, current_session=request.auth, kinds=kinds)
             for device in devices.devices_of(request.user)
         ]
         return Response(DeviceSerializer(entries, many=True).data)
@@ -228,11 +250,17 @@ class DevicesApi(APIView):
     @extend_schema(
         operation_id="me_devices_register",
         summary="Register a push target for this session",
-        description="The body of a Web Push subscription is PushSubscription.toJSON() with "
-        '"kind": "webpush" (GET /push/config gives the applicationServerKey); an FCM or APNs '
-        "token comes as {kind, token}. The same target registered again moves to this session "
-        "(200, same id); registered by another user, it changes hands (201, a new id). It is "
-        "removed when this session ends.",
+        description="Only a kind this server sends to is accepted (GET /push/config lists "
+        "them): a device of any other kind is refused with 409, nothing stored, the answer's "
+        "`configured` naming the kinds it sends to (code `webpush_not_configured` for Web Push "
+        "without a VAPID key, `push_not_configured` for FCM or APNs without their credentials). "
+        'The body of a Web Push subscription is PushSubscription.toJSON() with "kind": '
+        '"webpush" (GET /push/config gives the applicationServerKey); an FCM registration token '
+        'comes as {"kind": "fcm", "token"} (16 to 4,096 of A-Z a-z 0-9 _ : . -), an '
+        'APNs device token as {"kind": "apns", "token"} (64 to 200 hex digits). The same target '
+        "registered again moves to this session (200, same id); registered by another user, it "
+        "changes hands (201, a new id). It is removed when this session ends, and when its push "
+        "service answers that it is gone.",
         tags=TAGS,
         request=DeviceInputSerializer,
         examples=[_WEBPUSH_EXAMPLE, _TOKEN_EXAMPLE],
@@ -271,5 +299,8 @@ class PushConfigApi(APIView):
     )
     def get(self, request: Request) -> Response:
         key = push.vapid_public_key()
-        body = {"webpush": {"application_server_key": key} if key else None}
+        body = {
+            "kinds": push.configured_kinds(),
+            "webpush": {"application_server_key": key} if key else None,
+        }
         return Response(PushConfigSerializer(body).data)

@@ -268,8 +268,10 @@ def test_settings_the_notifications_cannot_use_stop_the_start(settings):
     assert [e.id for e in notification_settings()] == ["notifications.E001", "notifications.E002"]
 
 
-def test_a_repair_adds_what_is_missing_without_pushing_it(auth_client_factory):
+def test_a_repair_adds_what_is_missing_without_pushing_it(auth_client_factory, settings):
     from notifications.models import Device, PushDelivery
+
+    settings.TONGITS_FCM_CREDENTIALS = "/etc/tongits/service-account.json"  # FCM is served
 
     clients = [auth_client_factory() for _ in range(3)]
     for client in clients:

@@ -301,19 +301,55 @@ def test_a_claimed_delivery_is_not_taken_twice(vapid, service, device):
     assert len(service.requests) == 1
 
 
-def test_fcm_and_apns_fail_as_not_configured(vapid, user_factory, auth_client_factory):
-    client = auth_client_factory()
-    for kind in ("fcm", "apns"):
+def test_devices_of_an_unconfigured_kind_cost_no_delivery(vapid, service, device):
+    for kind in ("fcm", "apns"):  # registered while FCM and APNs were configured
         Device.objects.create(
-            user=client.user, session=client.auth_session, kind=kind, token=f"{kind}-token-1234567"
+            user=device.user, session=device.session, kind=kind, token=f"{kind}-token-1234567"
         )
-    n = notify(client.user)
-    assert push.record(n) == 2
-    for delivery in PushDelivery.objects.filter(notification=n):
-        assert delivery.target == delivery.device_kind
-        assert push.deliver(delivery.pk, streams_open=NEVER) == "failed"
-        delivery.refresh_from_db()
-        assert delivery.detail == f"{delivery.device_kind} not configured"
+    n = notify(device.user)
+    assert push.record(n) == 1  # the Web Push device only
+    assert list(PushDelivery.objects.values_list("device_kind", flat=True)) == ["webpush"]
+    # One recorded before its kind was turned off is skipped, never tried.
+    fcm = Device.objects.get(kind="fcm")
+    late = PushDelivery.objects.create(
+        notification=n,
+        device_id=fcm.pk,
+        device_kind="fcm",
+        target="fcm",
+        next_attempt_at=timezone.now(),
+        created_at=timezone.now(),
+    )
+    assert push.deliver(late.pk, streams_open=NEVER) == "skipped: fcm is not configured"
+    late.refresh_from_db()
+    assert late.status == Status.SKIPPED and late.attempts == 0
+    assert not PushAttempt.objects.filter(delivery=late).exists()
+
+
+def test_a_batch_is_delivered_in_a_constant_number_of_statements(
+    vapid, service, device, auth_client_factory, browser
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def statements(users: int) -> int:
+        ids = []
+        for _ in range(users):
+            client = auth_client_factory()
+            Device.objects.create(
+                user=client.user,
+                session=client.auth_session,
+                kind=Device.Kind.WEBPUSH,
+                token=f"http://127.0.0.1:{service.port}/push/{uuid.uuid4().hex}",
+                p256dh=browser.p256dh,
+                auth=browser.auth,
+            )
+            ids.append(queued(notify(client.user, by=client.user.username)).pk)
+        with CaptureQueriesContext(connection) as queries:
+            outcomes = push.deliver_many(ids, streams_open=NEVER)
+        assert set(outcomes.values()) == {"sent"}
+        return len(queries)
+
+    assert statements(1) == statements(6)
 
 
 # --- record and due ------------------------------------------------------------------------------
@@ -371,7 +407,15 @@ def subscription(browser: Browser, endpoint: str = "https://push.example.com/wpu
     }
 
 
-def test_register_list_and_remove(vapid, auth_client_factory, browser):
+@pytest.fixture
+def mobile(settings) -> None:
+    """FCM and APNs configured (registering a token reads neither file; sending is
+    test_mobile_push's)."""
+    settings.TONGITS_FCM_CREDENTIALS = "/etc/tongits/service-account.json"
+    settings.TONGITS_APNS_KEY_FILE = "/etc/tongits/AuthKey_KEY1234567.p8"
+
+
+def test_register_list_and_remove(vapid, mobile, auth_client_factory, browser):
     client = auth_client_factory()
     answer = client.post(DEVICES, subscription(browser), format="json")
     assert answer.status_code == 201, answer.json()
@@ -379,7 +423,7 @@ def test_register_list_and_remove(vapid, auth_client_factory, browser):
     assert body["kind"] == "webpush"
     assert body["endpoint_host"] == "push.example.com"
     assert body["session"] == str(client.auth_session.pk)
-    assert body["current"] is True
+    assert body["current"] is True and body["deliverable"] is True
     fcm = client.post(DEVICES, {"kind": "fcm", "token": "f" * 40 + ":APA91b"}, format="json")
     assert fcm.status_code == 201 and fcm.json()["endpoint_host"] is None
 
@@ -478,20 +522,32 @@ def test_bad_bodies_are_400(vapid, auth_client, browser, body, field):
 
 def test_webpush_without_a_key_is_refused(settings, auth_client, browser):
     settings.TONGITS_WEBPUSH_VAPID_PRIVATE_KEY = ""
+    settings.TONGITS_APNS_KEY_FILE = "/etc/tongits/AuthKey_KEY1234567.p8"
     answer = auth_client.post(DEVICES, subscription(browser), format="json")
     assert answer.status_code == 409
-    assert answer.json()["code"] == "webpush_not_configured"
-    # FCM and APNs tokens are still taken (their pushes fail as "not configured").
+    body = answer.json()
+    assert body["code"] == "webpush_not_configured"
+    # It names only what this server sends to: never a kind that would not be served.
+    assert body["configured"] == ["apns"]
+    assert "apns" in body["detail"] and "fcm" not in body["detail"]
+    settings.TONGITS_APNS_KEY_FILE = ""
+    answer = auth_client.post(DEVICES, subscription(browser), format="json")
+    assert answer.json()["configured"] == []
+    assert answer.json()["detail"] == "This server sends no pushes at all."
     fcm = auth_client.post(DEVICES, {"kind": "fcm", "token": "t" * 40}, format="json")
-    assert fcm.status_code == 201
+    assert fcm.status_code == 409 and fcm.json()["code"] == "push_not_configured"
+    assert not Device.objects.exists()
     config = auth_client.get("/api/v1/push/config")
-    assert config.status_code == 200 and config.json() == {"webpush": None}
+    assert config.status_code == 200 and config.json() == {"kinds": [], "webpush": None}
 
 
 def test_push_config_gives_the_application_server_key(vapid, auth_client, api_client):
     answer = auth_client.get("/api/v1/push/config")
     assert answer.status_code == 200
-    assert answer.json() == {"webpush": {"application_server_key": push.vapid_public_key()}}
+    assert answer.json() == {
+        "kinds": ["webpush"],
+        "webpush": {"application_server_key": push.vapid_public_key()},
+    }
     assert api_client.get("/api/v1/push/config").status_code == 401
 
 
@@ -502,7 +558,7 @@ def test_devices_need_a_session(api_client):
     ).status_code == (401)
 
 
-def test_logging_out_removes_the_sessions_devices(vapid, auth_client_factory, browser):
+def test_logging_out_removes_the_sessions_devices(vapid, mobile, auth_client_factory, browser):
     client = auth_client_factory()
     other = auth_client_factory(client.user)
     client.post(DEVICES, subscription(browser), format="json")
@@ -517,7 +573,7 @@ def test_logging_out_removes_the_sessions_devices(vapid, auth_client_factory, br
     assert list(Device.objects.values_list("id", flat=True)) == [uuid.UUID(kept)]
 
 
-def test_a_user_keeps_at_most_so_many_devices(vapid, auth_client_factory, monkeypatch):
+def test_a_user_keeps_at_most_so_many_devices(vapid, mobile, auth_client_factory, monkeypatch):
     monkeypatch.setattr(devices, "MAX_DEVICES_PER_USER", 2)
     client = auth_client_factory()
     made = [
