@@ -1,12 +1,13 @@
 """Apple Push Notification service: one push to one iOS device token, over HTTP/2.
 
 Why this shape: APNs wants many streams over few connections, so one process keeps one
-``httpx.Client`` with HTTP/2 and at most one connection per host; the threads of a batch
-(``notifications.push.send_many``) each open a stream on it. Authentication is token-based: an
-ES256 JWT signed with the team's ``.p8`` key (header ``kid``, claims ``iss`` = team id and
-``iat``), made with PyJWT and reused for ``REUSE_SECONDS`` (Apple refuses one older than an hour
-and one renewed more often than every 20 minutes). An ``ExpiredProviderToken`` answer replaces
-it once, however many streams saw it refused (``provider_token(stale=...)``).
+``httpx.AsyncClient`` with HTTP/2 and at most one connection, in an event loop of its own; the
+pushes of a batch (``notifications.push.send_many``) are streams of it, opened together.
+Authentication is token-based: an ES256 JWT signed with the team's ``.p8`` key (header ``kid``,
+claims ``iss`` = team id and ``iat``), made with PyJWT and reused for ``REUSE_SECONDS`` (Apple
+refuses one older than an hour and one renewed more often than every 20 minutes). An
+``ExpiredProviderToken`` answer replaces it once, however many streams saw it refused
+(``provider_token(stale=...)``).
 
 This module knows nothing of Django, the outbox or the devices' table: it is given a ``Config``,
 a device token, headers and a payload, and answers a ``Reply`` that ``notifications.push`` turns
@@ -15,6 +16,7 @@ into a delivery's outcome (docs/notifications.md, "What each answer does").
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import threading
 import time
@@ -64,6 +66,7 @@ class Reply:
     reason: str = ""  # Apple's ``reason`` (BadDeviceToken, ExpiredProviderToken, ...)
     retry_after: float | None = None
     error: str = ""
+    milliseconds: int = 0  # from the first try's start to the last answer
 
 
 class ConfigError(ValueError):
@@ -102,8 +105,10 @@ def check(config: Config) -> None:
 
 
 class Sender:
-    """One process's APNs client: the key, the current provider JWT and one HTTP/2 connection.
-    Thread-safe: a batch's threads share it, each request a stream of the one connection."""
+    """One process's APNs client: the key, the current provider JWT and one HTTP/2 connection,
+    driven by an event loop of its own (a thread): every push of a batch is a stream of that
+    connection, at most ``Config.streams`` at once. (Streams of one connection must be opened
+    in order; one loop opens them in order, threads sharing a connection would not.)"""
 
     def __init__(self, config: Config) -> None:
         check(config)
@@ -113,16 +118,13 @@ class Sender:
         self.token = ""
         self.issued = 0.0
         self.tokens_made = 0  # provider JWTs made by this process (for tests and the bench)
-        verify: ssl.SSLContext | bool = True
+        self.verify: ssl.SSLContext | bool = True
         if config.ca_file:
-            verify = ssl.create_default_context(cafile=config.ca_file)
-        self.http = httpx.Client(
-            http2=True,
-            verify=verify,
-            timeout=config.timeout,
-            base_url=config.base_url,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-        )
+            self.verify = ssl.create_default_context(cafile=config.ca_file)
+        self.http: httpx.AsyncClient | None = None
+        self.streams: asyncio.Semaphore | None = None
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="apns", daemon=True).start()
 
     def provider_token(self, stale: str | None = None) -> str:
         """The JWT to send with: the current one while younger than ``REUSE_SECONDS``, else a
@@ -144,46 +146,80 @@ class Sender:
             return self.token
 
     def send(self, device_token: str, payload: dict[str, Any], headers: dict[str, str]) -> Reply:
-        """``payload`` to ``device_token`` with the ``apns-*`` ``headers``: once, and once more
-        with a new JWT when APNs answers ``ExpiredProviderToken``."""
+        """``send_many`` of one."""
+        return self.send_many([(device_token, payload, headers)])[0]
+
+    def send_many(self, pushes: list[tuple[str, dict[str, Any], dict[str, str]]]) -> list[Reply]:
+        """Each ``(device token, payload, apns-* headers)`` sent on the connection, together;
+        their replies in order. Each is sent once, and once more with a new JWT when APNs
+        answers ``ExpiredProviderToken``."""
+        batch = asyncio.run_coroutine_threadsafe(self._send_all(pushes), self.loop)
+        return batch.result()
+
+    async def _send_all(self, pushes: list[tuple[str, dict[str, Any], dict[str, str]]]) -> list:
+        if self.http is None:
+            self.http = httpx.AsyncClient(
+                http2=True,
+                verify=self.verify,
+                timeout=self.config.timeout,
+                base_url=self.config.base_url,
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            )
+            self.streams = asyncio.Semaphore(max(1, self.config.streams))
+        return list(await asyncio.gather(*(self._send_one(*push) for push in pushes)))
+
+    async def _send_one(
+        self, device_token: str, payload: dict[str, Any], headers: dict[str, str]
+    ) -> Reply:
+        assert self.http is not None and self.streams is not None
+        started = time.monotonic()
         stale: str | None = None
-        for _ in range(2):
-            bearer = self.provider_token(stale)
-            try:
-                response = self.http.post(
-                    f"/3/device/{device_token}",
-                    json=payload,
-                    headers={
-                        **headers,
-                        "authorization": f"bearer {bearer}",
-                        "apns-topic": self.config.topic,
-                    },
-                )
-            except httpx.TimeoutException:
-                return Reply(None, error="timeout")
-            except httpx.HTTPError as exc:
-                return Reply(None, error=f"network error ({type(exc).__name__})")
-            reply = _reply(response)
-            if reply.reason != "ExpiredProviderToken" or stale is not None:
-                return reply
-            stale = bearer
+        async with self.streams:
+            for _ in range(2):
+                bearer = self.provider_token(stale)
+                try:
+                    response = await self.http.post(
+                        f"/3/device/{device_token}",
+                        json=payload,
+                        headers={
+                            **headers,
+                            "authorization": f"bearer {bearer}",
+                            "apns-topic": self.config.topic,
+                        },
+                    )
+                except httpx.TimeoutException:
+                    return Reply(None, error="timeout", milliseconds=_since(started))
+                except httpx.HTTPError as exc:
+                    error = f"network error ({type(exc).__name__})"
+                    return Reply(None, error=error, milliseconds=_since(started))
+                reply = _reply(response, _since(started))
+                if reply.reason != "ExpiredProviderToken" or stale is not None:
+                    return reply
+                stale = bearer
         return reply
 
     def close(self) -> None:
-        self.http.close()
+        if self.http is not None:
+            asyncio.run_coroutine_threadsafe(self.http.aclose(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
 
 
-def _reply(response: httpx.Response) -> Reply:
+def _since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _reply(response: httpx.Response, milliseconds: int = 0) -> Reply:
     status = response.status_code
     if status == 200:
-        return Reply(200)
+        return Reply(200, milliseconds=milliseconds)
     reason = ""
     try:
         body = response.json()
         reason = str(body.get("reason", ""))[:60] if isinstance(body, dict) else ""
     except ValueError:
         pass
-    return Reply(status, reason, retry_after(response), f"{status} {reason}".strip())
+    error = f"{status} {reason}".strip()
+    return Reply(status, reason, retry_after(response), error, milliseconds)
 
 
 def retry_after(response: httpx.Response) -> float | None:

@@ -71,6 +71,9 @@ Result = Literal["sent", "retry", "gone", "failed"]
 BACKOFF_SECONDS: tuple[int, ...] = (5, 30, 120, 600, 3600)
 #: The longest ``Retry-After`` honoured; a service asking for more is tried again after this.
 MAX_RETRY_AFTER_SECONDS = 3600.0
+#: The most due pushes the notifier queues in one look at the outbox (it looks at least once a
+#: second): the bound of a burst's rate, so well above what the workers send in a second.
+DUE_LIMIT = 5000
 #: Web Push requests of one batch in flight at once (each to its subscription's push service).
 WEBPUSH_CONCURRENCY = 16
 #: How long a push service keeps a push for a device that is offline (its ``TTL``): a turn or an
@@ -604,15 +607,23 @@ def apns_request(
 
 
 def _send_apns(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
+    return _send_apns_many([Push(device, payload, topic, ttl)])[0][0]
+
+
+def _send_apns_many(pushes: Sequence[Push]) -> list[tuple[Outcome, int]]:
+    """APNs pushes of a batch: streams of the process's one connection, opened together."""
     config = apns_config()
     if config is None:
-        return Outcome("failed", None, "apns not configured")
+        return [(Outcome("failed", None, "apns not configured"), 0)] * len(pushes)
     try:
         sender = _client(config)
     except apns.ConfigError as exc:
-        return Outcome("failed", None, clip(str(exc)))
-    body, headers = apns_request(payload, topic, ttl)
-    reply = sender.send(device.token, body, headers)
+        return [(Outcome("failed", None, clip(str(exc))), 0)] * len(pushes)
+    requests_ = [(p.device.token, *apns_request(p.payload, p.topic, p.ttl)) for p in pushes]
+    return [(_apns_outcome(reply), reply.milliseconds) for reply in sender.send_many(requests_)]
+
+
+def _apns_outcome(reply: apns.Reply) -> Outcome:
     if reply.status == 200:
         return Outcome("sent", 200, "200")
     error = clip(reply.error)
@@ -654,12 +665,11 @@ class Push:
 
 
 def concurrency(kind: str) -> int:
-    """How many pushes of one kind a batch has in flight at once: FCM's connection pool, APNs'
-    streams on its one connection, ``WEBPUSH_CONCURRENCY`` requests to the push services."""
+    """How many Web Push or FCM pushes of a batch are in flight at once (the threads sending
+    them): FCM's connection pool, ``WEBPUSH_CONCURRENCY`` requests to the push services. (APNs'
+    are streams of one connection: ``TONGITS_APNS_STREAMS``, ``notifications.apns``.)"""
     if kind == Device.Kind.FCM:
         return max(1, int(settings.TONGITS_FCM_CONNECTIONS))
-    if kind == Device.Kind.APNS:
-        return max(1, int(settings.TONGITS_APNS_STREAMS))
     return WEBPUSH_CONCURRENCY
 
 
@@ -689,12 +699,28 @@ def _timed(push: Push) -> tuple[Outcome, int]:
 
 def send_many(pushes: Sequence[Push]) -> list[tuple[Outcome, int]]:
     """Each push's outcome and milliseconds, in order: the pushes of one kind in flight
-    together (``concurrency``), FCM's over its pool of connections, APNs' as streams of its one
-    HTTP/2 connection."""
-    if len(pushes) == 1:
-        return [_timed(pushes[0])]
-    futures = [_pool(push.device.kind).submit(_timed, push) for push in pushes]
-    return [future.result() for future in futures]
+    together (``concurrency``), Web Push's and FCM's from a pool of threads (FCM's over its pool
+    of connections), APNs' as streams of its one HTTP/2 connection."""
+    results: list[tuple[Outcome, int] | None] = [None] * len(pushes)
+    ios = [i for i, push in enumerate(pushes) if push.device.kind == Device.Kind.APNS]
+    others = [i for i, push in enumerate(pushes) if push.device.kind != Device.Kind.APNS]
+    if len(others) == 1:
+        results[others[0]] = _timed(pushes[others[0]])
+    elif others:
+        futures = {i: _pool(pushes[i].device.kind).submit(_timed, pushes[i]) for i in others}
+    if ios:
+        try:
+            for i, result in zip(ios, _send_apns_many([pushes[i] for i in ios]), strict=True):
+                results[i] = result
+        except Exception as exc:  # a bug must not lose the batch's other outcomes
+            logger.exception("pushes to APNs failed")
+            for i in ios:
+                results[i] = (Outcome("retry", None, clip(f"error ({type(exc).__name__})")), 0)
+    if len(others) > 1:
+        for i, future in futures.items():
+            results[i] = future.result()
+    assert all(result is not None for result in results)
+    return results  # type: ignore[return-value]
 
 
 # --- the outbox ----------------------------------------------------------------------------------
@@ -761,7 +787,7 @@ def record_many(notifications: Sequence[Notification]) -> int:
     return len(rows)
 
 
-def due(now: datetime | None = None, limit: int = 500) -> list[int]:
+def due(now: datetime | None = None, limit: int = DUE_LIMIT) -> list[int]:
     """Ids of the pending push deliveries whose next try is due, the longest waiting first."""
     now = now or timezone.now()
     return list(
@@ -980,6 +1006,13 @@ def _finish(
             if delivery.status != Status.PENDING:
                 results[delivery_id] = str(delivery.status)
             changed.append(delivery)
-        PushDelivery.objects.bulk_update(changed, fields)
+        # One UPDATE per distinct outcome (a burst's are nearly all "sent", same detail and
+        # time): Django's bulk_update builds a CASE per row and field, costlier than the sends.
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for delivery in changed:
+            key = tuple(getattr(delivery, name) for name in fields)
+            groups.setdefault(key, []).append(delivery.pk)
+        for key, ids in groups.items():
+            PushDelivery.objects.filter(pk__in=ids).update(**dict(zip(fields, key, strict=True)))
         if gone:
             Device.objects.filter(pk__in=gone).delete()

@@ -100,6 +100,13 @@ class _Recorder:
             self.answers.clear()
 
 
+class _Server(ThreadingHTTPServer):
+    """An HTTP server many pooled connections reach at once."""
+
+    request_queue_size = 256
+    daemon_threads = True
+
+
 # --- FCM -----------------------------------------------------------------------------------------
 
 
@@ -116,8 +123,7 @@ class FcmStandIn(_Recorder):
         self.token_requests: list[float] = []  # arrival of each token request
         self.refused_assertions = 0
         self.sent = itertools.count(1)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.port = self.server.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.token_uri = f"{self.base}/token"
@@ -391,7 +397,7 @@ class ApnsStandIn(_Recorder):
         self.expired: set[str] = set()  # provider JWTs to refuse as ExpiredProviderToken
         self.connections = 0
         self.ca_file, self.context = make_pki(directory)
-        self.listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=256)
         self.port = self.listener.getsockname()[1]
         self.url = f"https://127.0.0.1:{self.port}"
         self.closed = False
@@ -474,7 +480,8 @@ class ApnsStandIn(_Recorder):
                 out = conn.data_to_send()
                 if out:
                     sock.sendall(out)
-        except (OSError, ssl.SSLError, h2.exceptions.ProtocolError):
+        except (OSError, ssl.SSLError, h2.exceptions.ProtocolError) as exc:
+            print(f"apns stand-in: connection closed: {exc!r}", file=sys.stderr, flush=True)
             return
         finally:
             sock.close()

@@ -60,7 +60,7 @@ class PushService:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -68,6 +68,13 @@ class PushService:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    """A push service many senders reach at once (a burst opens a connection per push)."""
+
+    request_queue_size = 256
+    daemon_threads = True
 
 
 class Browser:
