@@ -34,7 +34,7 @@ help:
 	@echo "make bench-players  tables of three people on their streams, stepped (needs PostgreSQL, Redis)"
 	@echo "make bench-bots     tables of one person and two bots, per level, stepped (needs PostgreSQL, Redis)"
 	@echo "make bench-matchmaking  3,000 people queue over 60 s in three rooms (needs PostgreSQL, Redis)"
-	@echo "make bench-push    move to Web Push at a local push service, 20 tables (needs PostgreSQL, Redis)"
+	@echo "make bench-push    move to Web Push at a local push service, 20 tables; then a burst of 3,000 pushes to stand-ins of Web Push, FCM and APNs: pushes/s, worker CPU a push (needs PostgreSQL, Redis)"
 	@echo "make bench-tournament  a tournament of 27 (9 people, 18 bots) from start to payout (needs PostgreSQL, Redis)"
 	@echo "make simulate  100 bot matches, seed 1"
 	@echo "make ladder     the bot levels against each other: docs/bots.md's tables and ratings (about 40 min)"
@@ -167,6 +167,7 @@ bench-matchmaking: $(STAMP) $(MO_FILES)
 # each turn's Web Push timed from the move's answer to its arrival at a local push service.
 bench-push: $(STAMP) $(MO_FILES)
 	$(PY) scripts/bench_push.py
+	$(PY) scripts/bench_push_burst.py
 
 # A tournament of 27 from its start to its payout: nine people over HTTP, bots in the other
 # places; wall time, CPU a match, the tournaments' extra work in the scheduler.
