@@ -966,6 +966,11 @@ def _finish(
     fields = ["status", "next_attempt_at", "detail", "finished_at"]
     with transaction.atomic():
         rows = PushDelivery.objects.select_for_update().in_bulk([t[0] for t in tries])
+        # A delivery gone meanwhile (its notification deleted with its account) has no row to
+        # record a try on; the others' outcomes are recorded all the same.
+        for delivery_id in {t[0] for t in tries} - set(rows):
+            results[delivery_id] = "superseded"
+        tries = [t for t in tries if t[0] in rows]
         PushAttempt.objects.bulk_create(
             PushAttempt(
                 delivery_id=delivery_id,
