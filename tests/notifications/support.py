@@ -45,6 +45,8 @@ class PushService:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # the answer at once, not after the client's ACK
+
             def do_POST(self) -> None:  # noqa: N802  (http.server's name)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
