@@ -281,12 +281,14 @@ def test_a_refused_access_token_is_replaced_once_for_a_burst(auth_client_factory
 def test_a_401_after_a_new_access_token_fails_the_push(auth_client_factory, fcm):
     client = auth_client_factory()
     device_id, token = phone(client, "fcm")
+    warm = deliveries(notify(client.user))["fcm"]
+    assert push.deliver(warm.pk, streams_open=NEVER) == "sent"  # an access token is cached
     unauthorized = fcm_error(401, "THIRD_PARTY_AUTH_ERROR")
     fcm.answers[token] = [Answer(401, unauthorized), Answer(401, unauthorized)]
     before = len(fcm.token_requests)
     delivery = deliveries(notify(client.user))["fcm"]
     assert push.deliver(delivery.pk, streams_open=NEVER) == "failed"
-    assert len(fcm.to(token)) == 2 and len(fcm.token_requests) == before + 1
+    assert len(fcm.to(token)) == 3 and len(fcm.token_requests) == before + 1
     assert Device.objects.filter(pk=device_id).exists()
 
 
