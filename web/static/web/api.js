@@ -104,8 +104,8 @@ export const api = {
   rooms: () => call("GET", "/rooms"),
   tournaments: (status) => call("GET", `/tournaments?status=${encodeURIComponent(status)}`),
   tournament: (id) => call("GET", `/tournaments/${id}`),
-  register: (id) => call("POST", `/tournaments/${id}/registration`, {}),
-  unregister: (id) => call("DELETE", `/tournaments/${id}/registration`),
+  enterTournament: (id) => call("POST", `/tournaments/${id}/registration`, {}),
+  leaveTournament: (id) => call("DELETE", `/tournaments/${id}/registration`),
   weekly: (room, week) => call("GET", `/leaderboards/weekly?room=${encodeURIComponent(room)}` +
     (week ? `&week=${encodeURIComponent(week)}` : "")),
   tableOptions: () => call("GET", "/tables/options"),

@@ -36,10 +36,10 @@ function registerButton(tournament, after, ctx) {
     onclick: async () => {
       try {
         if (mine) {
-          await api.unregister(tournament.id);
+          await api.leaveTournament(tournament.id);
           say(t("You are no longer registered; your chips are back."));
         } else {
-          await api.register(tournament.id);
+          await api.enterTournament(tournament.id);
           say(t("You are registered."));
         }
         refreshBalance();
