@@ -407,28 +407,42 @@ def apple_notification(*, signed_payload: str) -> str:
         decoded = apple.notification(signed_payload)
         kind = str(decoded.get("notificationType") or "")
         reference = str((decoded.get("transaction") or {}).get("transactionId") or "")
-        if kind in ("REFUND", "REVOKE") and reference:
-            return _revoke(
-                store=Store.APPLE,
-                reference=reference,
-                reason=kind,
-                kind=Payload.Kind.NOTIFICATION,
-                body=signed_payload,
-                decoded=decoded,
-            )
-        with transaction.atomic():
-            _record(
-                store=Store.APPLE,
-                kind=Payload.Kind.NOTIFICATION,
-                body=signed_payload,
-                decision="ignored",
-                reference=reference,
-                decoded=decoded,
-                verified=True,
-            )
-        return "ignored"
+        return _notified(
+            store=Store.APPLE,
+            refund=kind if kind in ("REFUND", "REVOKE") else None,
+            reference=reference,
+            body=signed_payload,
+            decoded=decoded,
+        )
 
     return _recorded(refusal, work)
+
+
+def _notified(
+    *, store: str, refund: str | None, reference: str, body: str, decoded: dict[str, Any]
+) -> str:
+    """A verified store notification: a refund of a known order (``refund`` its reason) takes
+    the chips back; anything else is recorded as ignored, so both stores answer alike."""
+    if refund is not None and reference:
+        return _revoke(
+            store=store,
+            reference=reference,
+            reason=refund,
+            kind=Payload.Kind.NOTIFICATION,
+            body=body,
+            decoded=decoded,
+        )
+    with transaction.atomic():
+        _record(
+            store=store,
+            kind=Payload.Kind.NOTIFICATION,
+            body=body,
+            decision="ignored",
+            reference=reference,
+            decoded=decoded,
+            verified=True,
+        )
+    return "ignored"
 
 
 def _message(body: Any) -> dict[str, Any]:
@@ -464,26 +478,14 @@ def google_notification(*, body: Any, raw: str) -> str:
         message = _message(body)
         voided = message.get("voidedPurchaseNotification")
         reference = str((voided or {}).get("orderId") or "") if isinstance(voided, dict) else ""
-        if message.get("packageName") == settings.TONGITS_GOOGLE_PLAY_PACKAGE and reference:
-            return _revoke(
-                store=Store.GOOGLE,
-                reference=reference,
-                reason=f"voided:{voided.get('refundType', '')}",
-                kind=Payload.Kind.NOTIFICATION,
-                body=raw,
-                decoded=message,
-            )
-        with transaction.atomic():
-            _record(
-                store=Store.GOOGLE,
-                kind=Payload.Kind.NOTIFICATION,
-                body=raw,
-                decision="ignored",
-                reference=reference,
-                decoded=message,
-                verified=True,
-            )
-        return "ignored"
+        ours = message.get("packageName") == settings.TONGITS_GOOGLE_PLAY_PACKAGE
+        return _notified(
+            store=Store.GOOGLE,
+            refund=f"voided:{voided.get('refundType', '')}" if ours and reference else None,
+            reference=reference,
+            body=raw,
+            decoded=message,
+        )
 
     return _recorded(refusal, work)
 
