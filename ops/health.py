@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 
+import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
@@ -32,6 +33,54 @@ from django.views.decorators.http import require_safe
 #: Heartbeats /healthz checks (name -> what runs it), each due every sweep interval.
 PARTS = {"sweeper": "celery beat's sweep task, run by a worker"}
 STARTED = time.time()
+#: How long /healthz waits for a connection of its process's pool before it tries one of its
+#: own (the pool's own wait, 10 s, is for requests that must be served, not for a probe).
+POOL_WAIT_SECONDS = 1.0
+#: psycopg's shortest connect timeout (it raises anything less to 2 s, as libpq does).
+CONNECT_SECONDS = 2
+BEATS_SQL = "SELECT name, EXTRACT(EPOCH FROM beat_at) FROM ops_heartbeat WHERE name = ANY(%s)"
+
+
+class Unreachable(Exception):
+    """The database did not answer the probe."""
+
+
+def _beats_on(conn: psycopg.Connection) -> dict[str, float]:
+    with conn.cursor() as cursor:
+        cursor.execute(BEATS_SQL, [list(PARTS)])
+        return {name: float(epoch) for name, epoch in cursor.fetchall()}
+
+
+def read_beats() -> dict[str, float]:
+    """The heartbeats (epoch seconds), answered within about ``POOL_WAIT_SECONDS`` when the
+    database is gone: with a pool, a connection is asked of it for that long only, and then one
+    of the probe's own is opened (refused at once by a database that is gone; a pool that is
+    merely busy does not make the node look dead). Raises ``Unreachable``."""
+    pool = getattr(connection, "pool", None)
+    if pool is None or connection.connection is not None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(BEATS_SQL, [list(PARTS)])
+                return {name: float(epoch) for name, epoch in cursor.fetchall()}
+        except DatabaseError as error:
+            raise Unreachable from error
+    from psycopg_pool import PoolTimeout
+
+    pool.open()
+    try:
+        with pool.connection(timeout=POOL_WAIT_SECONDS) as conn:
+            return _beats_on(conn)
+    except PoolTimeout:
+        pass
+    except psycopg.Error as error:  # a pooled connection broke in our hands
+        raise Unreachable from error
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    try:
+        with psycopg.connect(**params, autocommit=True, connect_timeout=CONNECT_SECONDS) as conn:
+            return _beats_on(conn)
+    except psycopg.Error as error:
+        raise Unreachable from error
 
 
 def late_parts(beats: dict[str, float], now: float, started: float | None = None) -> list[str]:
@@ -48,13 +97,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     """200 ``{"status": "ok"}``, else 503 naming what is unreachable or late (with
     ``scope=node``: only whether the database answers)."""
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT name, EXTRACT(EPOCH FROM beat_at) FROM ops_heartbeat WHERE name = ANY(%s)",
-                [list(PARTS)],
-            )
-            beats = {name: float(epoch) for name, epoch in cursor.fetchall()}
-    except DatabaseError:
+        beats = read_beats()
+    except Unreachable:
         return JsonResponse({"status": "unavailable", "database": "unreachable"}, status=503)
     if request.GET.get("scope") == "node":
         return JsonResponse({"status": "ok"})
