@@ -15,12 +15,18 @@ import ipaddress
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from core import error_texts
 from metrics import exposition
 from ops.throttling import client_address
+
+#: The 403's text, in the request's language like every error code's.
+REFUSED = gettext_lazy("Metrics are served to this machine, or with the metrics token.")
+error_texts.register("metrics_refused", REFUSED)
 
 
 def _local(address: str) -> bool:
@@ -43,11 +49,5 @@ def _token_given(request: HttpRequest) -> bool:
 def metrics(request: HttpRequest) -> HttpResponse:
     """The exposition, to a local client or one that gives the token; 403 to anyone else."""
     if not (_local(client_address(request)) or _token_given(request)):
-        return JsonResponse(
-            {
-                "code": "metrics_refused",
-                "detail": "Metrics are served to this machine, or with the metrics token.",
-            },
-            status=403,
-        )
+        return JsonResponse({"code": "metrics_refused", "detail": str(REFUSED)}, status=403)
     return HttpResponse(exposition.render(), content_type=CONTENT_TYPE_LATEST)

@@ -38,6 +38,7 @@ PYTHON_PACKAGES = (
     "core",
     "games",
     "matchmaking",
+    "metrics",
     "notifications",
     "ops",
     "runtime",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils import translation
 from prometheus_client.parser import text_string_to_metric_families
 
 
@@ -38,6 +39,21 @@ def test_refused_from_another_address_without_the_token(client: Client, settings
     assert wrong.status_code == 403
     right = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-metrics-token", **far)
     assert right.status_code == 200 and b"tongits_streams_open" in right.content
+
+
+@pytest.mark.django_db
+def test_the_refusal_speaks_the_requests_language(client: Client, settings) -> None:
+    settings.TONGITS_METRICS_TOKEN = "s3cret-metrics-token"
+    far = {"REMOTE_ADDR": "203.0.113.7"}
+    english = client.get("/metrics", **far).json()
+    assert english["detail"] == "Metrics are served to this machine, or with the metrics token."
+    for language in ("fil", "es", "vi", "tr", "ar"):
+        answer = client.get("/metrics", HTTP_ACCEPT_LANGUAGE=language, **far)
+        assert answer.status_code == 403 and answer.json()["code"] == "metrics_refused"
+        with translation.override(language):
+            expected = translation.gettext(english["detail"])
+        assert answer.json()["detail"] == expected != english["detail"], language
+        assert answer["Content-Language"] == language
 
 
 @pytest.mark.django_db
