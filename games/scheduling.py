@@ -20,6 +20,15 @@ a burst of moves costs one claim) and at least every ``TONGITS_SCHEDULER_POLL_SE
 work due at once is queued within about 50 ms. Every task
 checks the version it was queued for, so work queued twice, late, or after a move is harmless.
 ``sweep`` (a beat task) still queues the work of tables left behind, from the projection alone.
+
+A bot's move is queued once per pending move while it waits: with a Redis broker, queuing it
+sets a mark beside the queue (``SET NX`` with a time to live), and the lease's and the sweeper's
+copies of the same ``(game, version)`` are not sent while the mark stands. A starved bots' queue
+(a busy node, its worker at a lower priority) would otherwise gain a copy of every waiting move
+each lease and each sweep, and fall further behind running them. The task clears its mark as it
+starts, and a worker that starts clears them all (a dead worker's tasks in hand are queued again
+by the lease); a broker that loses its queue loses the marks with it, so the sweeper queues the
+work again; ``TONGITS_BOT_QUEUED_SECONDS`` bounds the wait of a move lost otherwise.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
+import redis
 from celery import current_app
 from django.conf import settings
 from django.db import connection
@@ -70,18 +80,95 @@ _BY_AWAITING = {
 }
 
 
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_mark_clients: dict[str, redis.Redis] = {}
+
+
+def _mark_client() -> redis.Redis | None:
+    """A client of the broker's Redis (one pool per URL), or None with another broker."""
+    url = str(current_app.conf.broker_url or "")
+    if not url.startswith(_REDIS_SCHEMES):
+        return None
+    client = _mark_clients.get(url)
+    if client is None:
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        _mark_clients[url] = client
+    return client
+
+
+_MARK_PREFIX = "tongits:bot-queued:"
+
+
+def _mark_key(game_id: uuid.UUID | str, version: int) -> str:
+    return f"{_MARK_PREFIX}{game_id}:{version}"
+
+
+def _mark(game_id: uuid.UUID | str, version: int) -> bool:
+    """Mark this bot move queued; False if it already is (its task waits in the queue).
+
+    Without a Redis broker, or with the broker unreachable, every copy is sent: a copy is
+    harmless (the task checks its version), only wasted work."""
+    client = _mark_client()
+    if client is None:
+        return True
+    try:
+        ttl = max(1, round(settings.TONGITS_BOT_QUEUED_SECONDS))
+        return bool(client.set(_mark_key(game_id, version), b"1", nx=True, ex=ttl))
+    except redis.RedisError:
+        return True
+
+
+def unmark(game_id: uuid.UUID | str, version: int) -> None:
+    """The bot move's task has started: a later copy may be queued (if this one fails)."""
+    client = _mark_client()
+    if client is None:
+        return
+    try:
+        client.delete(_mark_key(game_id, version))
+    except redis.RedisError:
+        logger.warning("could not clear the queued mark of %s v%s", game_id, version)
+
+
+def clear_marks() -> int:
+    """Clear every bot move's queued mark (a worker starting: what a dead worker held in hand
+    may be queued again at once); the number cleared."""
+    client = _mark_client()
+    if client is None:
+        return 0
+    cleared = 0
+    try:
+        batch = []
+        for key in client.scan_iter(match=f"{_MARK_PREFIX}*", count=500):
+            batch.append(key)
+            if len(batch) == 500:
+                cleared += client.delete(*batch)
+                batch = []
+        if batch:
+            cleared += client.delete(*batch)
+    except redis.RedisError:
+        logger.warning("could not clear the bots' queued marks")
+    return cleared
+
+
 def enqueue(name: str, game_id: uuid.UUID | str, version: int) -> bool:
-    """Send one game task by name; False (logged) if the broker refused: it is queued again.
+    """Send one game task by name; False if it was not sent: the broker refused (logged; it is
+    queued again) or it is a bot move already waiting in the queue (see the module's doc).
 
     A bot's move goes to ``TONGITS_BOT_QUEUE`` when it is set: a worker of its own at a lower
     CPU priority serves it there, so bots wait for a busy node's cores before requests do."""
     options: dict[str, Any] = {}
-    if name == PLAY_BOT_TURN and settings.TONGITS_BOT_QUEUE:
-        options["queue"] = settings.TONGITS_BOT_QUEUE
+    bot = name == PLAY_BOT_TURN
+    if bot:
+        if not _mark(game_id, version):
+            return False
+        if settings.TONGITS_BOT_QUEUE:
+            options["queue"] = settings.TONGITS_BOT_QUEUE
     try:
         current_app.send_task(name, args=(str(game_id), version), **options)
     except Exception:  # the broker is down or refuses: the lease or the sweeper retries
         logger.exception("could not queue %s(%s, %s)", name, game_id, version)
+        if bot:
+            unmark(game_id, version)
         return False
     return True
 

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
@@ -49,7 +50,14 @@ def _run(service: Any, game_id: str, version: int) -> str:
 @shared_task(name=scheduling.PLAY_BOT_TURN, **GAME_TASK_OPTIONS)
 def play_bot_turn(game_id: str, version: int) -> str:
     """One command for the bot seat to act; its write makes the table due again if needed."""
+    scheduling.unmark(game_id, version)  # started: no longer waiting in the queue
     return _run(play.play_bot_turn, game_id, version)
+
+
+@worker_ready.connect
+def _clear_bot_marks(**kwargs: Any) -> None:
+    """A worker (re)started: the bot moves a dead one had in hand may be queued again at once."""
+    scheduling.clear_marks()
 
 
 @shared_task(name=scheduling.EXPIRE_TURN, **GAME_TASK_OPTIONS)

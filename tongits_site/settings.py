@@ -23,6 +23,8 @@ Variables (defaults suit a developer machine; production must set the first thre
                                       `make run` gives them a worker of their own, at a lower
                                       priority than requests)
     TONGITS_BOT_THINK_SECONDS         wall-clock bound of one bot decision on the server (1)
+    TONGITS_BOT_QUEUED_SECONDS        a bot move waiting in its queue is not queued again for
+                                      this long (120)
     TONGITS_NEXT_ROUND_DELAY_SECONDS  pause between a round's end and the next deal (3)
     TONGITS_DEAL_INLINE               deal the next round inside the write that ends a round
     TONGITS_SEED_WINDOW_SECONDS       wait between game_started and the first deal, a window
@@ -584,6 +586,10 @@ TONGITS_BOT_QUEUE = os.environ.get("TONGITS_BOT_QUEUE", "").strip()
 # this bounds only how long a starved bot worker keeps a table waiting), then plays its best so
 # far.
 TONGITS_BOT_THINK_SECONDS = max(0.0, env_float("TONGITS_BOT_THINK_SECONDS", 1.0))
+# A bot move waiting in the queue is not queued again (by the scheduler's lease or the sweeper)
+# for this long: a starved bots' queue gains no copies; a move lost while the broker kept its
+# data is queued again after it (games.scheduling).
+TONGITS_BOT_QUEUED_SECONDS = max(1.0, env_float("TONGITS_BOT_QUEUED_SECONDS", 120.0))
 TONGITS_NEXT_ROUND_DELAY_SECONDS = max(0.0, env_float("TONGITS_NEXT_ROUND_DELAY_SECONDS", 3.0))
 # On: the next round is dealt inside the write that ends a round (no task, no pause), for a
 # stack without a worker; the worker-less API tests run so.

@@ -165,6 +165,54 @@ def test_a_lost_task_is_queued_again_when_its_lease_runs_out(
     ]
 
 
+def test_a_starved_bot_queue_gets_one_task_per_waiting_move(
+    stopped_worker, broker, auth_client_factory, settings, task_runs
+):
+    """No worker serves the queue: the scheduler claims the table again each time its lease runs
+    out and the sweeper finds it late every run, yet the queue holds the move's task once; the
+    task clears its mark as it starts, so the next copy is sent only after that."""
+    settings.TONGITS_BOT_DELAY_SECONDS = 0.0
+    human = auth_client_factory()
+    game_id = quick_table(human, {"preset": "standard", "turn_seconds": 0}, human_seat=0)
+    game = drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.BOT)
+    now = timezone.now()
+    assert scheduling.run_due(now=now) == 1
+    lease = timedelta(seconds=settings.TONGITS_SCHEDULER_LEASE_SECONDS)
+    for k in range(1, 6):  # 75 s of a queue that does not move
+        later = now + k * lease
+        assert scheduling.run_due(now=later) == 0  # the lease ran out: claimed, not sent
+        assert Game.objects.get(pk=game_id).due_at == later + lease
+        assert scheduling.sweep(now=later)[scheduling.PLAY_BOT_TURN] == 0
+    assert broker.queued() == 1
+
+    stopped_worker.start()
+    assert wait_for(lambda: Game.objects.get(pk=game_id).version > game.version, 10)
+    runs = [r for r in task_runs if r.name == scheduling.PLAY_BOT_TURN]
+    assert [r.args for r in runs if r.args[1] == game.version] == [(str(game_id), game.version)]
+    # Its task ran: the move is no longer marked as waiting.
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, game.version)
+
+
+def test_a_bot_move_lost_with_the_broker_kept_is_queued_again_after_its_mark(
+    stopped_worker, broker, auth_client_factory, settings
+):
+    """The task left the queue without running and the broker kept its data (so the mark
+    stayed): the move is queued again once ``TONGITS_BOT_QUEUED_SECONDS`` have passed."""
+    settings.TONGITS_BOT_DELAY_SECONDS = 0.0
+    settings.TONGITS_BOT_QUEUED_SECONDS = 1.0
+    human = auth_client_factory()
+    game_id = quick_table(human, {"preset": "standard", "turn_seconds": 0}, human_seat=0)
+    drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.BOT)
+    now = timezone.now()
+    assert scheduling.run_due(now=now) == 1
+    broker.client.delete(app.conf.task_default_queue)  # the message alone is lost
+    lease = timedelta(seconds=settings.TONGITS_SCHEDULER_LEASE_SECONDS)
+    assert scheduling.run_due(now=now + lease) == 0  # still marked as waiting
+    later = iter(range(2, 1000))  # every try a lease later, so each one claims the table
+    assert wait_for(lambda: scheduling.run_due(now=now + next(later) * lease) == 1, 3)
+    assert broker.queued() == 1
+
+
 def test_the_sweeper_waits_for_the_delay_and_its_grace(
     stopped_worker, broker, auth_client_factory, settings
 ):
@@ -188,7 +236,8 @@ def test_the_sweeper_waits_for_the_delay_and_its_grace(
     late_bot = scheduling.sweep(now=now + timedelta(seconds=7))
     assert late_bot == {**nothing, scheduling.PLAY_BOT_TURN: 1}
     overdue = scheduling.sweep(now=now + timedelta(seconds=26))
-    assert overdue == {**nothing, scheduling.PLAY_BOT_TURN: 1, scheduling.EXPIRE_TURN: 1}
+    # the bot's move is still waiting in the queue: not sent again
+    assert overdue == {**nothing, scheduling.EXPIRE_TURN: 1}
 
 
 def test_a_broker_failure_does_not_fail_the_move(
@@ -245,3 +294,21 @@ def test_bot_moves_go_to_the_bot_queue_and_the_rest_to_the_default_one(broker, s
     settings.TONGITS_BOT_QUEUE = ""
     assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 8)
     assert broker.client.llen("bots") == 0 and broker.queued() == 1
+
+
+def test_a_bot_move_is_queued_once_until_its_task_starts_or_a_worker_does(broker, settings):
+    """The mark beside the queue: a second send of the same move is refused until its task
+    starts (``unmark``) or a worker starts (``clear_marks``, the dead one's tasks in hand)."""
+    settings.TONGITS_BOT_QUEUE = ""
+    game_id = "00000000-0000-0000-0000-000000000055"
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 3)
+    assert not scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 3)
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 4)  # another move
+    assert scheduling.enqueue(scheduling.DEAL_NEXT_ROUND, game_id, 3)  # other work: no mark
+    assert scheduling.enqueue(scheduling.DEAL_NEXT_ROUND, game_id, 3)
+    scheduling.unmark(game_id, 3)
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 3)
+    assert scheduling.clear_marks() == 2
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 3)
+    assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 4)
+    assert broker.queued() == 7
