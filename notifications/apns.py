@@ -1,8 +1,8 @@
 """Apple Push Notification service: one push to one iOS device token, over HTTP/2.
 
-Why this shape: APNs wants many streams over few connections, so one process keeps one
-``httpx.AsyncClient`` with HTTP/2 and at most one connection, in an event loop of its own; the
-pushes of a batch (``notifications.push.send_many``) are streams of it, opened together.
+Why this shape: APNs wants many streams over few connections, so one process keeps one HTTP/2
+connection (``notifications.http2``, h2 on asyncio) in an event loop of its own; the pushes of
+a batch (``notifications.push.send_many``) are streams of it, opened together.
 Authentication is token-based: an ES256 JWT signed with the team's ``.p8`` key (header ``kid``,
 claims ``iss`` = team id and ``iat``), made with PyJWT and reused for ``REUSE_SECONDS`` (Apple
 refuses one older than an hour and one renewed more often than every 20 minutes). An
@@ -17,16 +17,19 @@ into a delivery's outcome (docs/notifications.md, "What each answer does").
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import ssl
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import jwt
+import orjson
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+
+from notifications import http2
 
 #: The hosts ``TONGITS_APNS_HOST`` may name by a word; anything else is a URL (a stand-in).
 HOSTS = {
@@ -105,10 +108,10 @@ def check(config: Config) -> None:
 
 
 class Sender:
-    """One process's APNs client: the key, the current provider JWT and one HTTP/2 connection,
-    driven by an event loop of its own (a thread): every push of a batch is a stream of that
-    connection, at most ``Config.streams`` at once. (Streams of one connection must be opened
-    in order; one loop opens them in order, threads sharing a connection would not.)"""
+    """One process's APNs client: the key, the current provider JWT and one HTTP/2 connection
+    (``notifications.http2``), driven by an event loop of its own (a thread): every push of a
+    batch is a stream of that connection, at most ``Config.streams`` at once (and no more than
+    APNs' own ``MAX_CONCURRENT_STREAMS``)."""
 
     def __init__(self, config: Config) -> None:
         check(config)
@@ -118,11 +121,8 @@ class Sender:
         self.token = ""
         self.issued = 0.0
         self.tokens_made = 0  # provider JWTs made by this process (for tests and the bench)
-        self.verify: ssl.SSLContext | bool = True
-        if config.ca_file:
-            self.verify = ssl.create_default_context(cafile=config.ca_file)
-        self.http: httpx.AsyncClient | None = None
-        self.streams: asyncio.Semaphore | None = None
+        self.context = ssl.create_default_context(cafile=config.ca_file or None)
+        self.http: http2.Client | None = None
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="apns", daemon=True).start()
 
@@ -153,49 +153,51 @@ class Sender:
         """Each ``(device token, payload, apns-* headers)`` sent on the connection, together;
         their replies in order. Each is sent once, and once more with a new JWT when APNs
         answers ``ExpiredProviderToken``."""
-        batch = asyncio.run_coroutine_threadsafe(self._send_all(pushes), self.loop)
-        return batch.result()
+        return self.submit(pushes).result()
+
+    def submit(self, pushes: list) -> concurrent.futures.Future[list[Reply]]:
+        """``send_many`` started, not waited for: the caller may start other sends meanwhile."""
+        return asyncio.run_coroutine_threadsafe(self._send_all(pushes), self.loop)
+
+    @property
+    def connections(self) -> int:
+        """Connections this process opened to APNs (for tests and the bench)."""
+        return self.http.connections if self.http is not None else 0
 
     async def _send_all(self, pushes: list[tuple[str, dict[str, Any], dict[str, str]]]) -> list:
         if self.http is None:
-            self.http = httpx.AsyncClient(
-                http2=True,
-                verify=self.verify,
+            self.http = http2.Client(
+                self.config.base_url,
                 timeout=self.config.timeout,
-                base_url=self.config.base_url,
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+                streams=self.config.streams,
+                ssl_context=self.context,
             )
-            self.streams = asyncio.Semaphore(max(1, self.config.streams))
         return list(await asyncio.gather(*(self._send_one(*push) for push in pushes)))
 
     async def _send_one(
         self, device_token: str, payload: dict[str, Any], headers: dict[str, str]
     ) -> Reply:
-        assert self.http is not None and self.streams is not None
+        assert self.http is not None
         started = time.monotonic()
+        body = orjson.dumps(payload)
+        fixed = [("apns-topic", self.config.topic), *headers.items()]
         stale: str | None = None
-        async with self.streams:
-            for _ in range(2):
-                bearer = self.provider_token(stale)
-                try:
-                    response = await self.http.post(
-                        f"/3/device/{device_token}",
-                        json=payload,
-                        headers={
-                            **headers,
-                            "authorization": f"bearer {bearer}",
-                            "apns-topic": self.config.topic,
-                        },
-                    )
-                except httpx.TimeoutException:
-                    return Reply(None, error="timeout", milliseconds=_since(started))
-                except httpx.HTTPError as exc:
-                    error = f"network error ({type(exc).__name__})"
-                    return Reply(None, error=error, milliseconds=_since(started))
-                reply = _reply(response, _since(started))
-                if reply.reason != "ExpiredProviderToken" or stale is not None:
-                    return reply
-                stale = bearer
+        for _ in range(2):
+            bearer = self.provider_token(stale)
+            try:
+                response = await self.http.post(
+                    f"/3/device/{device_token}",
+                    [("authorization", f"bearer {bearer}"), *fixed],
+                    body,
+                )
+            except TimeoutError:
+                return Reply(None, error="timeout", milliseconds=_since(started))
+            except http2.Error as exc:
+                return Reply(None, error=f"network error ({exc})", milliseconds=_since(started))
+            reply = _reply(response, _since(started))
+            if reply.reason != "ExpiredProviderToken" or stale is not None:
+                return reply
+            stale = bearer
         return reply
 
     def close(self) -> None:
@@ -208,21 +210,21 @@ def _since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _reply(response: httpx.Response, milliseconds: int = 0) -> Reply:
-    status = response.status_code
+def _reply(response: http2.Response, milliseconds: int = 0) -> Reply:
+    status = response.status
     if status == 200:
         return Reply(200, milliseconds=milliseconds)
     reason = ""
     try:
-        body = response.json()
+        body = orjson.loads(response.body)
         reason = str(body.get("reason", ""))[:60] if isinstance(body, dict) else ""
-    except ValueError:
+    except orjson.JSONDecodeError:
         pass
     error = f"{status} {reason}".strip()
     return Reply(status, reason, retry_after(response), error, milliseconds)
 
 
-def retry_after(response: httpx.Response) -> float | None:
+def retry_after(response: http2.Response) -> float | None:
     """``Retry-After`` in seconds (None: absent, or an HTTP date: the backoff schedule
     applies)."""
     value = response.headers.get("retry-after", "")

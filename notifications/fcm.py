@@ -1,11 +1,13 @@
 """Firebase Cloud Messaging's HTTP v1 API: one push to one Android (or FCM) registration token.
 
-Why this shape: FCM v1 has no multicast, so a burst is many ``messages:send`` requests; one
-``httpx.Client`` per process keeps a pool of kept-alive connections that the threads of a batch
-share (``notifications.push.send_many``). The bearer is an OAuth 2 access token that google-auth
-gets from the service account's own ``token_uri`` with a JWT assertion signed by its key; it is
-kept until shortly before it expires (google-auth's ``valid``), and renewed at most once per
-401 however many requests saw it refused (``access_token(stale=...)``).
+Why this shape: FCM v1 has no multicast, so a burst is many ``messages:send`` requests; FCM
+takes them as concurrent streams of one HTTP/2 connection (as Firebase's own Admin SDKs send),
+so one process keeps one (``notifications.http2``) and the pushes of a batch
+(``notifications.push.send_many``) are its streams, opened together. The bearer is an OAuth 2
+access token that google-auth gets from the service account's own ``token_uri`` with a JWT
+assertion signed by its key; it is kept until shortly before it expires (google-auth's
+``valid``), and renewed at most once per 401 however many streams saw it refused
+(``access_token(stale=...)``).
 
 This module knows nothing of Django, the outbox or the devices' table: it is given a
 ``Config``, a token and a message, and answers a ``Reply`` that ``notifications.push`` turns into
@@ -14,16 +16,22 @@ a delivery's outcome (docs/notifications.md, "What each answer does").
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import dataclasses
 import json
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import google.auth.exceptions
 import google.auth.transport.requests
-import httpx
+import orjson
 import requests
 from google.oauth2 import service_account
+
+from notifications import http2
 
 #: The one scope a server needs to send with FCM v1.
 SCOPE = "https://www.googleapis.com/auth/firebase.messaging"
@@ -41,7 +49,7 @@ class Config:
     credentials_file: str
     endpoint: str = DEFAULT_ENDPOINT
     timeout: float = 10.0
-    connections: int = 32
+    streams: int = 100  # concurrent streams one batch opens on the connection
     validate_only: bool = False
 
 
@@ -54,6 +62,7 @@ class Reply:
     token_field: bool = False  # a 400 that names message.token among its field violations
     retry_after: float | None = None
     error: str = ""
+    milliseconds: int = 0  # from the first try's start to the last answer
 
 
 class ConfigError(ValueError):
@@ -78,8 +87,9 @@ def read_service_account(path: str) -> dict[str, Any]:
 
 
 class Sender:
-    """One process's FCM client: the service account's credentials, its access token and a
-    connection pool. Thread-safe: a batch's threads share it."""
+    """One process's FCM client: the service account's credentials, its access token and one
+    HTTP/2 connection (``notifications.http2``) driven by an event loop of its own (a thread);
+    the pushes of a batch are streams of it, at most ``Config.streams`` at once."""
 
     def __init__(self, config: Config) -> None:
         info = read_service_account(config.credentials_file)
@@ -91,15 +101,13 @@ class Sender:
             raise ConfigError(f"the FCM service account's key cannot be used: {exc}") from exc
         self.config = config
         self.project_id = str(info["project_id"])
-        self.url = f"{config.endpoint.rstrip('/')}/v1/projects/{self.project_id}/messages:send"
+        self.path = f"/v1/projects/{self.project_id}/messages:send"
         self.lock = threading.Lock()
         self.refreshes = 0  # access tokens fetched by this process (for tests and the bench)
         self.token_http = google.auth.transport.requests.Request(requests.Session())
-        size = max(1, config.connections)
-        self.http = httpx.Client(
-            timeout=config.timeout,
-            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-        )
+        self.http: http2.Client | None = None
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="fcm", daemon=True).start()
 
     def access_token(self, stale: str | None = None) -> str:
         """The bearer to send with: the cached one while google-auth deems it valid (it renews
@@ -111,43 +119,86 @@ class Sender:
             if stale is None and self.credentials.valid and current:
                 return current
             if stale is not None and current and current != stale:
-                return current  # another thread renewed it meanwhile
+                return current  # another stream renewed it meanwhile
             self.credentials.refresh(self.token_http)
             self.refreshes += 1
             return self.credentials.token
 
     def send(self, token: str, message: dict[str, Any]) -> Reply:
-        """``message`` (without ``token``) to the registration ``token``: once, and once more
-        with a new access token when FCM answers 401."""
+        """``send_many`` of one."""
+        return self.send_many([(token, message)])[0]
+
+    def send_many(self, pushes: list[tuple[str, dict[str, Any]]]) -> list[Reply]:
+        """Each ``(registration token, message without its token)`` sent, together; their
+        replies in order. Each is sent once, and once more with a new access token when FCM
+        answers 401."""
+        return self.submit(pushes).result()
+
+    def submit(self, pushes: list) -> concurrent.futures.Future[list[Reply]]:
+        """``send_many`` started, not waited for: the caller may start other sends meanwhile."""
+        return asyncio.run_coroutine_threadsafe(self._send_all(pushes), self.loop)
+
+    @property
+    def connections(self) -> int:
+        """Connections this process opened to FCM (for tests and the bench)."""
+        return self.http.connections if self.http is not None else 0
+
+    async def _send_all(self, pushes: list[tuple[str, dict[str, Any]]]) -> list[Reply]:
+        if self.http is None:
+            self.http = http2.Client(
+                self.config.endpoint, timeout=self.config.timeout, streams=self.config.streams
+            )
+        return list(await asyncio.gather(*(self._send_one(*push) for push in pushes)))
+
+    async def _bearer(self, stale: str | None) -> str:
+        """``access_token``, without blocking the loop: only a renewal (a request to the token
+        endpoint) runs in a thread."""
+        current = self.credentials.token
+        if current and (current != stale if stale else self.credentials.valid):
+            return current
+        return await asyncio.get_running_loop().run_in_executor(None, self.access_token, stale)
+
+    async def _send_one(self, token: str, message: dict[str, Any]) -> Reply:
+        started = time.monotonic()
+        reply = await self._try(token, message)
+        return dataclasses.replace(reply, milliseconds=int((time.monotonic() - started) * 1000))
+
+    async def _try(self, token: str, message: dict[str, Any]) -> Reply:
+        assert self.http is not None
         body: dict[str, Any] = {"message": {"token": token, **message}}
         if self.config.validate_only:
             body["validate_only"] = True
+        data = orjson.dumps(body)
         stale: str | None = None
         for _ in range(2):
             try:
-                bearer = self.access_token(stale)
+                bearer = await self._bearer(stale)
             except google.auth.exceptions.TransportError as exc:
                 return Reply(None, error=f"fcm token: network error ({type(exc).__name__})")
             except google.auth.exceptions.RefreshError as exc:
                 return Reply(None, error_code="TOKEN_REFUSED", error=f"fcm token refused: {exc}")
             try:
-                response = self.http.post(
-                    self.url, json=body, headers={"Authorization": f"Bearer {bearer}"}
+                response = await self.http.post(
+                    self.path,
+                    [("authorization", f"Bearer {bearer}"), ("content-type", "application/json")],
+                    data,
                 )
-            except httpx.TimeoutException:
+            except TimeoutError:
                 return Reply(None, error="timeout")
-            except httpx.HTTPError as exc:
-                return Reply(None, error=f"network error ({type(exc).__name__})")
-            if response.status_code != 401 or stale is not None:
+            except http2.Error as exc:
+                return Reply(None, error=f"network error ({exc})")
+            if response.status != 401 or stale is not None:
                 return _reply(response)
             stale = bearer
         return _reply(response)
 
     def close(self) -> None:
-        self.http.close()
+        if self.http is not None:
+            asyncio.run_coroutine_threadsafe(self.http.aclose(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(response: http2.Response) -> float | None:
     value = response.headers.get("retry-after", "")
     try:
         return max(0.0, float(value)) if value else None
@@ -155,15 +206,15 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None  # an HTTP date: the backoff schedule applies
 
 
-def _reply(response: httpx.Response) -> Reply:
+def _reply(response: http2.Response) -> Reply:
     """FCM's answer read: its status, errorCode and whether a 400 is about the token."""
-    status = response.status_code
+    status = response.status
     if status == 200:
         return Reply(200)
     error_code, token_field, message = "", False, ""
     try:
-        error = response.json().get("error", {})
-    except (ValueError, AttributeError):
+        error = orjson.loads(response.body).get("error", {})
+    except (orjson.JSONDecodeError, AttributeError):
         error = {}
     if isinstance(error, dict):
         message = str(error.get("message", ""))[:120]

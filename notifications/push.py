@@ -413,7 +413,7 @@ def fcm_config() -> fcm.Config | None:
         credentials_file=path,
         endpoint=settings.TONGITS_FCM_ENDPOINT or fcm.DEFAULT_ENDPOINT,
         timeout=float(settings.TONGITS_DELIVERY_TIMEOUT_SECONDS),
-        connections=int(settings.TONGITS_FCM_CONNECTIONS),
+        streams=int(settings.TONGITS_FCM_STREAMS),
         validate_only=bool(settings.TONGITS_FCM_VALIDATE_ONLY),
     )
 
@@ -560,14 +560,29 @@ def fcm_message(payload: dict[str, Any], topic: str | None, ttl: int) -> dict[st
 
 
 def _send_fcm(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
+    return _start_fcm([Push(device, payload, topic, ttl)])()[0][0]
+
+
+def _start_fcm(pushes: Sequence[Push]) -> Callable[[], list[tuple[Outcome, int]]]:
+    """Open a stream of the process's one FCM connection for each push; the call that waits
+    for their outcomes."""
     config = fcm_config()
     if config is None:
-        return Outcome("failed", None, "fcm not configured")
+        return _all(pushes, Outcome("failed", None, "fcm not configured"))
     try:
         sender = _client(config)
     except fcm.ConfigError as exc:
-        return Outcome("failed", None, clip(str(exc)))
-    reply = sender.send(device.token, fcm_message(payload, topic, ttl))
+        return _all(pushes, Outcome("failed", None, clip(str(exc))))
+    messages = [(p.device.token, fcm_message(p.payload, p.topic, p.ttl)) for p in pushes]
+    future = sender.submit(messages)
+    return lambda: [(_fcm_outcome(reply), reply.milliseconds) for reply in future.result()]
+
+
+def _all(pushes: Sequence[Push], outcome: Outcome) -> Callable[[], list[tuple[Outcome, int]]]:
+    return lambda: [(outcome, 0)] * len(pushes)
+
+
+def _fcm_outcome(reply: fcm.Reply) -> Outcome:
     if reply.status == 200:
         return Outcome("sent", 200, "200")
     error = clip(reply.error)
@@ -607,20 +622,23 @@ def apns_request(
 
 
 def _send_apns(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
-    return _send_apns_many([Push(device, payload, topic, ttl)])[0][0]
+    return _start_apns([Push(device, payload, topic, ttl)])()[0][0]
 
 
-def _send_apns_many(pushes: Sequence[Push]) -> list[tuple[Outcome, int]]:
-    """APNs pushes of a batch: streams of the process's one connection, opened together."""
+def _start_apns(pushes: Sequence[Push]) -> Callable[[], list[tuple[Outcome, int]]]:
+    """Open a stream of the process's one APNs connection for each push; the call that waits
+    for their outcomes."""
     config = apns_config()
     if config is None:
-        return [(Outcome("failed", None, "apns not configured"), 0)] * len(pushes)
+        return _all(pushes, Outcome("failed", None, "apns not configured"))
     try:
         sender = _client(config)
     except apns.ConfigError as exc:
-        return [(Outcome("failed", None, clip(str(exc))), 0)] * len(pushes)
-    requests_ = [(p.device.token, *apns_request(p.payload, p.topic, p.ttl)) for p in pushes]
-    return [(_apns_outcome(reply), reply.milliseconds) for reply in sender.send_many(requests_)]
+        return _all(pushes, Outcome("failed", None, clip(str(exc))))
+    future = sender.submit(
+        [(p.device.token, *apns_request(p.payload, p.topic, p.ttl)) for p in pushes]
+    )
+    return lambda: [(_apns_outcome(reply), reply.milliseconds) for reply in future.result()]
 
 
 def _apns_outcome(reply: apns.Reply) -> Outcome:
@@ -664,25 +682,15 @@ class Push:
     ttl: int
 
 
-def concurrency(kind: str) -> int:
-    """How many Web Push or FCM pushes of a batch are in flight at once (the threads sending
-    them): FCM's connection pool, ``WEBPUSH_CONCURRENCY`` requests to the push services. (APNs'
-    are streams of one connection: ``TONGITS_APNS_STREAMS``, ``notifications.apns``.)"""
-    if kind == Device.Kind.FCM:
-        return max(1, int(settings.TONGITS_FCM_CONNECTIONS))
-    return WEBPUSH_CONCURRENCY
+_pools: dict[int, ThreadPoolExecutor] = {}
 
 
-_pools: dict[tuple[int, str], ThreadPoolExecutor] = {}
-
-
-def _pool(kind: str) -> ThreadPoolExecutor:
-    key = (os.getpid(), kind)
+def _webpush_pool() -> ThreadPoolExecutor:
     with _clients_lock:
-        pool = _pools.get(key)
+        pool = _pools.get(os.getpid())
         if pool is None:
-            pool = _pools[key] = ThreadPoolExecutor(
-                concurrency(kind), thread_name_prefix=f"push-{kind}"
+            pool = _pools[os.getpid()] = ThreadPoolExecutor(
+                WEBPUSH_CONCURRENCY, thread_name_prefix="push-webpush"
             )
         return pool
 
@@ -697,28 +705,52 @@ def _timed(push: Push) -> tuple[Outcome, int]:
     return outcome, int((time.monotonic() - started) * 1000)
 
 
+def _start_each(pushes: Sequence[Push]) -> Callable[[], list[tuple[Outcome, int]]]:
+    """Web Push (or a kind without a batch sender): each push on a thread of a pool,
+    ``WEBPUSH_CONCURRENCY`` at once, each to its subscription's push service; one alone is
+    sent here and now."""
+    if len(pushes) == 1:
+        result = _timed(pushes[0])
+        return lambda: [result]
+    futures = [_webpush_pool().submit(_timed, push) for push in pushes]
+    return lambda: [future.result() for future in futures]
+
+
+#: How each kind's pushes of a batch are started together (``send_many``).
+STARTERS: dict[str, Callable[[Sequence[Push]], Callable[[], list[tuple[Outcome, int]]]]] = {
+    Device.Kind.FCM: _start_fcm,
+    Device.Kind.APNS: _start_apns,
+}
+
+
 def send_many(pushes: Sequence[Push]) -> list[tuple[Outcome, int]]:
-    """Each push's outcome and milliseconds, in order: the pushes of one kind in flight
-    together (``concurrency``), Web Push's and FCM's from a pool of threads (FCM's over its pool
-    of connections), APNs' as streams of its one HTTP/2 connection."""
+    """Each push's outcome and milliseconds, in order. Every kind's pushes are started before
+    any is waited for, so a batch's FCM streams, APNs streams and Web Push requests are in
+    flight together: FCM's and APNs' as streams of each service's one HTTP/2 connection (its
+    sender's event loop), Web Push's from a pool of threads."""
     results: list[tuple[Outcome, int] | None] = [None] * len(pushes)
-    ios = [i for i, push in enumerate(pushes) if push.device.kind == Device.Kind.APNS]
-    others = [i for i, push in enumerate(pushes) if push.device.kind != Device.Kind.APNS]
-    if len(others) == 1:
-        results[others[0]] = _timed(pushes[others[0]])
-    elif others:
-        futures = {i: _pool(pushes[i].device.kind).submit(_timed, pushes[i]) for i in others}
-    if ios:
+    by_kind: dict[str, list[int]] = {}
+    for i, push in enumerate(pushes):
+        by_kind.setdefault(push.device.kind, []).append(i)
+    started = []
+    for kind, indexes in by_kind.items():
+        batch = [pushes[i] for i in indexes]
         try:
-            for i, result in zip(ios, _send_apns_many([pushes[i] for i in ios]), strict=True):
-                results[i] = result
+            wait = STARTERS.get(kind, _start_each)(batch)
         except Exception as exc:  # a bug must not lose the batch's other outcomes
-            logger.exception("pushes to APNs failed")
-            for i in ios:
-                results[i] = (Outcome("retry", None, clip(f"error ({type(exc).__name__})")), 0)
-    if len(others) > 1:
-        for i, future in futures.items():
-            results[i] = future.result()
+            logger.exception("pushes to %s failed", kind)
+            wait = _all(batch, Outcome("retry", None, clip(f"error ({type(exc).__name__})")))
+        started.append((kind, indexes, wait))
+    for kind, indexes, wait in started:
+        try:
+            outcomes = wait()
+        except Exception as exc:
+            logger.exception("pushes to %s failed", kind)
+            outcomes = [(Outcome("retry", None, clip(f"error ({type(exc).__name__})")), 0)] * len(
+                indexes
+            )
+        for i, result in zip(indexes, outcomes, strict=True):
+            results[i] = result
     assert all(result is not None for result in results)
     return results  # type: ignore[return-value]
 

@@ -268,8 +268,8 @@ def main() -> int:
     ids = {kind: make_pushes(kind, args.pushes, int(config["webpush_port"])) for kind in kinds}
     print(
         f"{sum(map(len, ids.values()))} pushes recorded in {time.monotonic() - started:.0f} s; "
-        f"{settings.TONGITS_PUSH_BATCH} to a task, FCM {settings.TONGITS_FCM_CONNECTIONS} "
-        f"connections, APNs {settings.TONGITS_APNS_STREAMS} streams a worker process",
+        f"{settings.TONGITS_PUSH_BATCH} to a task, FCM {settings.TONGITS_FCM_STREAMS} "
+        f"streams, APNs {settings.TONGITS_APNS_STREAMS} streams a worker process",
         flush=True,
     )
     worker = start_worker(env)

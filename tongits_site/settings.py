@@ -506,12 +506,12 @@ TONGITS_WEBPUSH_ENDPOINT_HOSTS = tuple(
     h.lower() for h in env_list("TONGITS_WEBPUSH_ENDPOINT_HOSTS", "") if h
 )
 # FCM (HTTP v1): the path of the Firebase service account's JSON (empty: no FCM, FCM devices are
-# refused with 409), the host (Google's; tests name a stand-in), the connections one worker keeps
-# to it (the pushes of a batch in flight at once), and validate_only (FCM checks each message and
+# refused with 409), the host (Google's; tests name a stand-in), the streams one worker opens at once
+# on its one HTTP/2 connection (the pushes of a batch in flight), and validate_only (FCM checks each message and
 # token but delivers nothing: for trying a set-up).
 TONGITS_FCM_CREDENTIALS = os.environ.get("TONGITS_FCM_CREDENTIALS", "")
 TONGITS_FCM_ENDPOINT = os.environ.get("TONGITS_FCM_ENDPOINT", "https://fcm.googleapis.com")
-TONGITS_FCM_CONNECTIONS = int(os.environ.get("TONGITS_FCM_CONNECTIONS", "32"))
+TONGITS_FCM_STREAMS = int(os.environ.get("TONGITS_FCM_STREAMS", "100"))
 TONGITS_FCM_VALIDATE_ONLY = env_bool("TONGITS_FCM_VALIDATE_ONLY", False)
 # APNs (token-based, HTTP/2): the team's .p8 key file (empty: no APNs, APNs devices are refused
 # with 409), its key id, the team id, the app's bundle id (apns-topic), the host (production,

@@ -2,13 +2,18 @@
 services would, record it with its arrival time (``time.monotonic``), and answer what a test
 tells them to.
 
-- ``FcmStandIn``: HTTP/1.1. ``POST /token`` is the service account's ``token_uri``: it verifies
-  the JWT assertion (RS256) against the test service account's public key, its ``aud``, ``iss``
-  and ``scope``, and issues a random bearer. ``POST /v1/projects/<id>/messages:send`` checks the
-  bearer is one it issued (401 otherwise) and the message's shape (400 with the problems).
-- ``ApnsStandIn``: HTTP/2 over TLS (h2; a test CA and a certificate for 127.0.0.1). ``POST
+- ``FcmStandIn``: ``POST /token`` (HTTP/1.1) is the service account's ``token_uri``: it
+  verifies the JWT assertion (RS256) against the test service account's public key, its
+  ``aud``, ``iss`` and ``scope``, and issues a random bearer. ``POST
+  /v1/projects/<id>/messages:send`` (HTTP/2, on a port of its own as FCM is a host of its own)
+  checks the bearer is one it issued (401 otherwise) and the message's shape (400 with the
+  problems).
+- ``ApnsStandIn``: HTTP/2 over TLS (a test CA and a certificate for 127.0.0.1). ``POST
   /3/device/<token>`` verifies the provider JWT's ES256 signature with the team key's public
-  half, its ``kid``, ``iss`` and ``iat``, and every header APNs reads.
+  half, its ``kid``, ``iss`` and ``iat``, and every header APNs reads. As APNs, it verifies
+  each distinct JWT's signature once and remembers the result; its age is checked every time.
+
+Both HTTP/2 servers are h2 driven by asyncio, each on an event loop of its own (a thread).
 
 Both record every request (``problems`` empty when it was right) and answer 200 unless
 ``answers[token]`` holds what to answer next. ``python -m tests.notifications.standins`` runs
@@ -18,6 +23,7 @@ settings as one line of JSON and serves until its standard input closes.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import ipaddress
 import itertools
@@ -107,6 +113,102 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
+class _H2Server:
+    """An HTTP/2 server on 127.0.0.1 (over TLS when given a context, else with prior
+    knowledge, as h2c): each connection an asyncio protocol driving h2, on an event loop of its
+    own (a thread). ``handle(headers, body)`` answers each request."""
+
+    def __init__(
+        self,
+        handle: Any,
+        *,
+        context: ssl.SSLContext | None = None,
+        max_streams: int = 100,
+    ) -> None:
+        self.handle = handle
+        self.context = context
+        self.max_streams = max_streams
+        self.connections = 0
+        self.loop = asyncio.new_event_loop()
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+        self.port = self.listener.getsockname()[1]
+        started = threading.Event()
+        threading.Thread(target=self._run, args=(started,), daemon=True).start()
+        started.wait()
+
+    def _run(self, started: threading.Event) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(
+            self.loop.create_server(self._protocol, sock=self.listener, ssl=self.context)
+        )
+        started.set()
+        self.loop.run_forever()
+
+    def _protocol(self) -> asyncio.Protocol:
+        return _H2ServerProtocol(self)
+
+    def close(self) -> None:
+        def stop() -> None:
+            self.server.close()
+            self.loop.stop()
+
+        self.loop.call_soon_threadsafe(stop)
+
+
+class _H2ServerProtocol(asyncio.Protocol):
+    def __init__(self, server: _H2Server) -> None:
+        self.server = server
+        self.conn = h2.connection.H2Connection(
+            h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
+        )
+        self.conn.local_settings = h2.settings.Settings(
+            client=False,
+            initial_values={h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: server.max_streams},
+        )
+        self.streams: dict[int, tuple[float, dict[str, str], bytearray]] = {}
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # answers go at once
+        self.server.connections += 1
+        self.conn.initiate_connection()
+        self.transport.write(self.conn.data_to_send())
+
+    def data_received(self, data: bytes) -> None:
+        assert self.transport is not None
+        try:
+            events = self.conn.receive_data(data)
+        except h2.exceptions.ProtocolError as exc:
+            print(f"h2 stand-in: protocol error: {exc!r}", file=sys.stderr, flush=True)
+            self.transport.write(self.conn.data_to_send())
+            self.transport.close()
+            return
+        for event in events:
+            if isinstance(event, h2.events.RequestReceived):
+                self.streams[event.stream_id] = (time.monotonic(), dict(event.headers), bytearray())
+            elif isinstance(event, h2.events.DataReceived):
+                self.streams[event.stream_id][2].extend(event.data)
+                self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                at, headers, body = self.streams.pop(event.stream_id)
+                answer = self.server.handle(at, headers, bytes(body))
+                data_out = json.dumps(answer.body).encode() if answer.body is not None else b""
+                response = [(":status", str(answer.status))]
+                response += [(k.lower(), v) for k, v in answer.headers.items()]
+                if data_out:
+                    response.append(("content-type", "application/json"))
+                    response.append(("content-length", str(len(data_out))))
+                self.conn.send_headers(event.stream_id, response, end_stream=not data_out)
+                if data_out:
+                    self.conn.send_data(event.stream_id, data_out, end_stream=True)
+            elif isinstance(event, h2.events.StreamReset):
+                self.streams.pop(event.stream_id, None)
+        self.transport.write(self.conn.data_to_send())
+
+
 # --- FCM -----------------------------------------------------------------------------------------
 
 
@@ -123,11 +225,15 @@ class FcmStandIn(_Recorder):
         self.token_requests: list[float] = []  # arrival of each token request
         self.refused_assertions = 0
         self.sent = itertools.count(1)
+        # Google's token endpoint and FCM are two hosts: here two ports. FCM speaks HTTP/2
+        # (prior knowledge: cleartext on 127.0.0.1) and, as Google's servers, takes 100
+        # concurrent streams a connection.
         self.server = _Server(("127.0.0.1", 0), self._handler())
-        self.port = self.server.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.token_uri = f"{self.base}/token"
+        self.token_uri = f"http://127.0.0.1:{self.server.server_address[1]}/token"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.h2 = _H2Server(self._h2_send, max_streams=100)
+        self.port = self.h2.port
+        self.base = f"http://127.0.0.1:{self.port}"
 
     def service_account(self, path: Path | str) -> str:
         """Write the service account's JSON (as the Firebase console gives it) to ``path``."""
@@ -143,7 +249,7 @@ class FcmStandIn(_Recorder):
             "private_key": pem,
             "client_email": self.client_email,
             "client_id": "1234567890",
-            "auth_uri": f"{self.base}/auth",
+            "auth_uri": self.token_uri.removesuffix("/token") + "/auth",
             "token_uri": self.token_uri,
         }
         Path(path).write_text(json.dumps(info))
@@ -154,9 +260,15 @@ class FcmStandIn(_Recorder):
         with self.lock:
             self.issued.clear()
 
+    @property
+    def connections(self) -> int:
+        """HTTP/2 connections opened to ``messages:send``."""
+        return self.h2.connections
+
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self.h2.close()
 
     def _token(self, form: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
         with self.lock:
@@ -184,8 +296,12 @@ class FcmStandIn(_Recorder):
             self.issued[bearer] = time.time() + self.lifetime
         return 200, {"access_token": bearer, "expires_in": self.lifetime, "token_type": "Bearer"}
 
-    def _send(self, path: str, headers: dict[str, str], raw: bytes) -> Answer:
-        at = time.monotonic()
+    def _h2_send(self, at: float, headers: dict[str, str], raw: bytes) -> Answer:
+        if headers.get(":method") != "POST":
+            return Answer(405, {"error": {"code": 405, "status": "METHOD_NOT_ALLOWED"}})
+        return self._send(headers.get(":path", ""), headers, raw, at)
+
+    def _send(self, path: str, headers: dict[str, str], raw: bytes, at: float) -> Answer:
         bearer = headers.get("authorization", "").removeprefix("Bearer ")
         try:
             body = json.loads(raw)
@@ -231,12 +347,11 @@ class FcmStandIn(_Recorder):
 
             def do_POST(self) -> None:  # noqa: N802  (http.server's name)
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                headers = {k.lower(): v for k, v in self.headers.items()}
                 if self.path == "/token":
                     status, body = standin._token(parse_qs(raw.decode()))
                     answer = Answer(status, body)
                 else:
-                    answer = standin._send(self.path, headers, raw)
+                    answer = Answer(404, {"error": "not the token endpoint"})
                 data = json.dumps(answer.body or {}).encode()
                 self.send_response(answer.status)
                 self.send_header("Content-Type", "application/json")
@@ -398,13 +513,18 @@ class ApnsStandIn(_Recorder):
         self.topic, self.team_id, self.key_id = topic, team_id, key_id
         self.team_key = ec.generate_private_key(ec.SECP256R1())  # the .p8 key Apple would hand out
         self.expired: set[str] = set()  # provider JWTs to refuse as ExpiredProviderToken
-        self.connections = 0
+        # As APNs, each distinct provider JWT's signature is verified once and remembered (its
+        # age is checked on every request).
+        self.verified: dict[str, tuple[str, int]] = {}
         self.ca_file, self.context = make_pki(directory)
-        self.listener = socket.create_server(("127.0.0.1", 0), backlog=256)
-        self.port = self.listener.getsockname()[1]
+        self.h2 = _H2Server(self._answer, context=self.context, max_streams=1000)
+        self.port = self.h2.port
         self.url = f"https://127.0.0.1:{self.port}"
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def connections(self) -> int:
+        """HTTP/2 connections opened to ``/3/device``."""
+        return self.h2.connections
 
     def key_file(self, path: Path | str) -> str:
         """Write the team key as Apple hands it out (a ``.p8``: PKCS#8 PEM) to ``path``."""
@@ -423,72 +543,7 @@ class ApnsStandIn(_Recorder):
             return list(dict.fromkeys(r.credential for r in self.requests))
 
     def close(self) -> None:
-        self.closed = True
-        self.listener.close()
-
-    def _accept(self) -> None:
-        while not self.closed:
-            try:
-                raw, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
-
-    def _serve(self, raw: socket.socket) -> None:
-        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # answers go at once
-        try:
-            sock = self.context.wrap_socket(raw, server_side=True)
-        except (ssl.SSLError, OSError):
-            raw.close()
-            return
-        with self.lock:
-            self.connections += 1
-        conn = h2.connection.H2Connection(
-            h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
-        )
-        conn.local_settings = h2.settings.Settings(
-            client=False, initial_values={h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000}
-        )
-        conn.initiate_connection()
-        streams: dict[int, tuple[float, dict[str, str], bytearray]] = {}
-        try:
-            sock.sendall(conn.data_to_send())
-            while True:
-                data = sock.recv(65536)
-                if not data:
-                    return
-                for event in conn.receive_data(data):
-                    if isinstance(event, h2.events.RequestReceived):
-                        arrived = (time.monotonic(), dict(event.headers), bytearray())
-                        streams[event.stream_id] = arrived
-                    elif isinstance(event, h2.events.DataReceived):
-                        streams[event.stream_id][2].extend(event.data)
-                        conn.acknowledge_received_data(
-                            event.flow_controlled_length, event.stream_id
-                        )
-                    elif isinstance(event, h2.events.StreamEnded):
-                        at, headers, body = streams.pop(event.stream_id)
-                        answer = self._answer(at, headers, bytes(body))
-                        data_out = json.dumps(answer.body).encode() if answer.body else b""
-                        response = [(":status", str(answer.status)), ("apns-id", str(uuid.uuid4()))]
-                        response += [(k.lower(), v) for k, v in answer.headers.items()]
-                        if data_out:
-                            response.append(("content-type", "application/json"))
-                            response.append(("content-length", str(len(data_out))))
-                        conn.send_headers(event.stream_id, response, end_stream=not data_out)
-                        if data_out:
-                            conn.send_data(event.stream_id, data_out, end_stream=True)
-                    elif isinstance(event, h2.events.ConnectionTerminated):
-                        sock.sendall(conn.data_to_send())
-                        return
-                out = conn.data_to_send()
-                if out:
-                    sock.sendall(out)
-        except (OSError, ssl.SSLError, h2.exceptions.ProtocolError) as exc:
-            print(f"apns stand-in: connection closed: {exc!r}", file=sys.stderr, flush=True)
-            return
-        finally:
-            sock.close()
+        self.h2.close()
 
     def _answer(self, at: float, headers: dict[str, str], raw: bytes) -> Answer:
         path = headers.get(":path", "")
@@ -517,10 +572,21 @@ class ApnsStandIn(_Recorder):
         received.status = answer.status
         with self.lock:
             self.requests.append(received)
-        return answer
+        return Answer(answer.status, answer.body, {"apns-id": str(uuid.uuid4()), **answer.headers})
 
     def _provider_problem(self, credential: str) -> str:
         """What is wrong with the provider JWT ("" when APNs would take it)."""
+        known = self.verified.get(credential)
+        if known is None:
+            known = self.verified[credential] = self._verify(credential)
+        problem, issued = known
+        if not problem and not time.time() - 3600 < issued <= time.time() + 60:
+            return "provider token: iat older than an hour"
+        return problem
+
+    def _verify(self, credential: str) -> tuple[str, int]:
+        """The JWT's signature, ``kid``, ``alg`` and ``iss`` checked: (what is wrong or "", its
+        ``iat``)."""
         try:
             header = jwt.get_unverified_header(credential)
             claims = jwt.decode(
@@ -530,14 +596,12 @@ class ApnsStandIn(_Recorder):
                 options={"require": ["iss", "iat"], "verify_iat": True},
             )
         except jwt.InvalidTokenError as exc:
-            return f"provider token: {exc}"
+            return f"provider token: {exc}", 0
         if header.get("kid") != self.key_id or header.get("alg") != "ES256":
-            return "provider token: kid or alg"
+            return "provider token: kid or alg", 0
         if claims.get("iss") != self.team_id:
-            return "provider token: iss"
-        if not time.time() - 3600 < claims["iat"] <= time.time() + 60:
-            return "provider token: iat older than an hour"
-        return ""
+            return "provider token: iss", 0
+        return "", int(claims["iat"])
 
 
 def apns_shape_problems(headers: dict[str, str], raw: bytes, body: Any, topic: str) -> list[str]:
