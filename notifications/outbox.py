@@ -15,7 +15,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
 
 from notifications.models import Delivery, Status
 
@@ -67,34 +66,3 @@ def claim(
         delivery.next_attempt_at = now + timedelta(seconds=lease_seconds())
         delivery.save(update_fields=["attempts", "next_attempt_at"])
         return delivery, ""
-
-
-def claim_many(
-    model: type[Delivery],
-    delivery_ids: list[int],
-    now: datetime,
-    *,
-    related: tuple[str, ...] = (),
-) -> list[Any]:
-    """``claim`` for a batch, in one transaction and two statements: the deliveries among
-    ``delivery_ids`` that are pending, due and not locked by another worker this instant, each
-    with ``attempts`` counting this try and ``next_attempt_at`` a lease ahead. The others (done,
-    not due, another worker's) are left alone, as ``claim`` leaves them."""
-    with transaction.atomic():
-        rows = list(
-            model.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related(*related)
-            .filter(pk__in=delivery_ids, status=Status.PENDING)
-            .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-            .order_by("pk")
-        )
-        if not rows:
-            return []
-        lease = now + timedelta(seconds=lease_seconds())
-        model.objects.filter(pk__in=[row.pk for row in rows]).update(
-            attempts=F("attempts") + 1, next_attempt_at=lease
-        )
-        for row in rows:
-            row.attempts += 1
-            row.next_attempt_at = lease
-        return rows

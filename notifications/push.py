@@ -50,8 +50,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
-from django.db.models import Max
+from django.db import connection, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from py_vapid import Vapid02
@@ -285,15 +284,30 @@ def _body_case(kind: str, data: dict[str, Any], player: str | None) -> str:
 
 
 def texts(
-    kind: str, game_id: str | None, data: dict[str, Any], usernames: dict[int, str]
+    kind: str,
+    game_id: str | None,
+    data: dict[str, Any],
+    usernames: dict[int, str],
+    language: str | None = None,
 ) -> tuple[str, str]:
-    """A notification's title and body in the active language, from its kind, its table and
-    the flags and names in its ``data`` (never anything else of it: no card, no amount)."""
+    """A notification's title and body in ``language`` (the active one when None), from its
+    kind, its table and the flags and names in its ``data`` (never anything else of it: no
+    card, no amount)."""
     player = _name(kind, data, usernames)
     values = {"table": game_id.replace("-", "")[:8] if game_id else "…", "player": player}
-    if kind not in BODIES:
-        return str(OTHER_TITLE), OTHER_BODY % values
-    return str(TITLES[kind]), BODIES[kind][_body_case(kind, data, player)] % values
+    case = _body_case(kind, data, player) if kind in BODIES else ""
+    title, body = _templates(language or translation.get_language() or "", kind, case)
+    return title, body % values
+
+
+@functools.lru_cache(maxsize=1024)
+def _templates(language: str, kind: str, case: str) -> tuple[str, str]:
+    """The title and the body's template of a kind and case in a language, translated once
+    (a burst's thousands of pushes share a handful)."""
+    with translation.override(language or None):
+        if kind not in BODIES:
+            return str(OTHER_TITLE), str(OTHER_BODY)
+        return str(TITLES[kind]), str(BODIES[kind][case])
 
 
 def language_of(user_id: int) -> str:
@@ -339,17 +353,21 @@ def payload_for(notification: Notification) -> dict[str, Any]:
 def payloads_for(notifications: Sequence[Notification]) -> dict[int, dict[str, Any]]:
     """``payload_for`` of many notifications (a batch's), by notification id: the recipients'
     languages and the names the texts need read in two queries, whatever their number."""
+    languages = languages_of({notification.user_id for notification in notifications})
+    return _payloads(notifications, {n.pk: languages[n.user_id] for n in notifications})
+
+
+def _payloads(
+    notifications: Sequence[Notification], languages: dict[int, str]
+) -> dict[int, dict[str, Any]]:
+    """The payloads of ``notifications`` in the languages given by notification id, the
+    names they need read in one query (none when no text names anybody)."""
     wanted: dict[int, int | None] = {}
     for notification in notifications:
         data = notification.data if isinstance(notification.data, dict) else {}
         wanted[notification.pk] = _user_id(notification.kind, data)
     usernames = _usernames({user_id for user_id in wanted.values() if user_id is not None})
-    languages = languages_of({notification.user_id for notification in notifications})
-    payloads = {}
-    for notification in notifications:
-        with translation.override(languages[notification.user_id]):
-            payloads[notification.pk] = _payload(notification, usernames)
-    return payloads
+    return {n.pk: _payload(n, usernames, languages[n.pk]) for n in notifications}
 
 
 def languages_of(user_ids: set[int]) -> dict[int, str]:
@@ -366,11 +384,13 @@ def languages_of(user_ids: set[int]) -> dict[int, str]:
     }
 
 
-def _payload(notification: Notification, usernames: dict[int, str]) -> dict[str, Any]:
+def _payload(
+    notification: Notification, usernames: dict[int, str], language: str
+) -> dict[str, Any]:
     data = notification.data if isinstance(notification.data, dict) else {}
     game_id = _game_id(notification)
     kind = notification.kind
-    title, body = texts(kind, game_id, data, usernames)
+    title, body = texts(kind, game_id, data, usernames, language)
     if kind == Kind.CHIPS_SETTLED:
         url = "/#/wallet"
     elif kind == Kind.NEW_SIGN_IN or not game_id:
@@ -858,25 +878,6 @@ def _watching(user_ids: set[int], streams_open: Callable[[int], bool] | None) ->
         return set()
 
 
-def _replaced(notifications: Sequence[Notification]) -> set[int]:
-    """The ids among ``notifications`` that a newer notification of the same user, kind and
-    game replaced (only the newest turn matters), in one query."""
-    games = [n for n in notifications if n.game_id is not None]
-    if not games:
-        return set()
-    newest = {
-        (row["user_id"], row["kind"], row["game_id"]): row["newest"]
-        for row in Notification.objects.filter(
-            user_id__in={n.user_id for n in games},
-            kind__in={n.kind for n in games},
-            game_id__in={n.game_id for n in games},
-        )
-        .values("user_id", "kind", "game_id")
-        .annotate(newest=Max("id"))
-    }
-    return {n.pk for n in games if newest.get((n.user_id, n.kind, n.game_id), n.pk) > n.pk}
-
-
 def deliver(
     delivery_id: int,
     *,
@@ -899,70 +900,63 @@ def deliver_many(
     Three steps, so no lock or transaction is held during the HTTP requests, and each a
     constant number of statements however many deliveries the batch holds:
 
-    1. claim (a short transaction): each row still pending, due and not locked by another
-       worker gets ``attempts + 1`` and a lease (``next_attempt_at`` pushed past the requests'
-       timeout), so a second worker leaves it alone and a worker that dies mid-send leaves it
-       due again once the lease runs out;
+    1. claim and read (``_claim``, one statement): each row still pending, due and not locked
+       by another worker gets ``attempts + 1`` and a lease (``next_attempt_at`` pushed past the
+       requests' timeout), so a second worker leaves it alone and a worker that dies mid-send
+       leaves it due again once the lease runs out; with it come its notification, its device,
+       the recipient's language and whether a newer notification replaced it;
     2. decide and send, outside any transaction: skip (no request) when a stream of the user is
        open, a newer notification of the same kind and game exists, the device is gone or its
        kind is no longer configured; send the rest together (``send_many``);
-    3. record (a second short transaction): a ``PushAttempt`` per try and each delivery's new
-       status (sent; dropped, the device deleted, when the service says the target is gone;
-       pending after ``Retry-After`` or the backoff for a retry, or failed after
-       ``TONGITS_PUSH_MAX_ATTEMPTS`` tries; failed).
+    3. record (``_finish``, a second short transaction of three statements): a ``PushAttempt``
+       per try and each delivery's new status (sent; dropped, the device deleted, when the
+       service says the target is gone; pending after ``Retry-After`` or the backoff for a
+       retry, or failed after ``TONGITS_PUSH_MAX_ATTEMPTS`` tries; failed).
     """
     results = {int(delivery_id): "not due" for delivery_id in delivery_ids}
-    claimed_at = now or timezone.now()
-    deliveries = outbox.claim_many(
-        PushDelivery, list(results), claimed_at, related=("notification",)
-    )
-    if not deliveries:
+    claimed = _claim(list(results), now or timezone.now())
+    if not claimed:
         return results  # done, not due yet, or another worker's
-    devices = {d.pk: d for d in Device.objects.filter(pk__in={d.device_id for d in deliveries})}
-    replaced = _replaced([delivery.notification for delivery in deliveries])
     kinds = set(configured_kinds())
-    skips: list[tuple[PushDelivery, str]] = []
-    ready: list[tuple[PushDelivery, Device]] = []
-    for delivery in deliveries:
-        notification = delivery.notification
-        device = devices.get(delivery.device_id)
+    skips: list[tuple[_Claimed, str]] = []
+    ready: list[_Claimed] = []
+    for row in claimed:
+        notification, device = row.notification, row.device
         if device is None:
-            skips.append((delivery, "the device was removed"))
+            skips.append((row, "the device was removed"))
         elif device.user_id != notification.user_id:
-            skips.append((delivery, "the device changed hands"))
-        elif notification.pk in replaced:
-            skips.append((delivery, f"a newer {notification.kind} of this game replaced it"))
+            skips.append((row, "the device changed hands"))
+        elif row.replaced:
+            skips.append((row, f"a newer {notification.kind} of this game replaced it"))
         elif device.kind not in kinds:
-            skips.append((delivery, f"{device.kind} is not configured"))
+            skips.append((row, f"{device.kind} is not configured"))
         else:
-            ready.append((delivery, device))
-    watching = _watching({d.notification.user_id for d, _ in ready}, streams_open)
-    skips += [
-        (d, "a live stream of the user was open")
-        for d, _ in ready
-        if d.notification.user_id in watching
-    ]
-    ready = [(d, device) for d, device in ready if d.notification.user_id not in watching]
+            ready.append(row)
+    watching = _watching({row.notification.user_id for row in ready}, streams_open)
+    skips += [(row, "a live stream of the user was open") for row in ready if row.user in watching]
+    ready = [row for row in ready if row.user not in watching]
     if skips:
         _skip(skips, now, results)
     if not ready:
         return results
 
-    payloads = payloads_for([delivery.notification for delivery, _ in ready])
+    notifications = {row.notification.pk: row.notification for row in ready}
+    languages = {row.notification.pk: row.language for row in ready}
+    payloads = _payloads(list(notifications.values()), languages)
     pushes = [
         Push(
-            device,
-            payloads[delivery.notification.pk],
-            topic_for(delivery.notification),
-            ttl_for(delivery.notification),
+            row.device,  # type: ignore[arg-type]  (not None: checked above)
+            payloads[row.notification.pk],
+            topic_for(row.notification),
+            ttl_for(row.notification),
         )
-        for delivery, device in ready
+        for row in ready
     ]
     outcomes = send_many(pushes)
     _finish(
         [
-            (delivery.pk, delivery.attempts, device, outcome, milliseconds)
-            for (delivery, device), (outcome, milliseconds) in zip(ready, outcomes, strict=True)
+            (row.id, row.attempts, row.device, outcome, milliseconds)
+            for row, (outcome, milliseconds) in zip(ready, outcomes, strict=True)
         ],
         now or timezone.now(),
         results,
@@ -970,22 +964,121 @@ def deliver_many(
     return results
 
 
-def _skip(
-    skips: list[tuple[PushDelivery, str]], now: datetime | None, results: dict[int, str]
-) -> None:
-    """Finish skipped deliveries: no try was made, so the claim's count is given back."""
-    with transaction.atomic():
-        for delivery, reason in skips:
-            done = PushDelivery.objects.filter(
-                pk=delivery.pk, status=Status.PENDING, attempts=delivery.attempts
-            ).update(
-                status=Status.SKIPPED,
-                attempts=delivery.attempts - 1,
-                next_attempt_at=None,
-                detail=clip(reason),
-                finished_at=now or timezone.now(),
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    """A claimed delivery and what deciding and sending it needs, read with its claim."""
+
+    id: int
+    attempts: int  # counting this try
+    notification: Notification
+    device: Device | None  # None: removed since the delivery was recorded
+    language: str  # the recipient's
+    replaced: bool  # a newer notification of the same user, kind and game exists
+
+    @property
+    def user(self) -> int:
+        return self.notification.user_id
+
+
+def _sql_names() -> dict[str, str]:
+    """The tables the outbox's statements name, from the models (never typed twice)."""
+    return {
+        "delivery": PushDelivery._meta.db_table,
+        "attempt": PushAttempt._meta.db_table,
+        "notification": Notification._meta.db_table,
+        "device": Device._meta.db_table,
+        "user": get_user_model()._meta.db_table,
+    }
+
+
+def _claim(delivery_ids: list[int], now: datetime) -> list[_Claimed]:
+    """Step 1 of ``deliver_many``, one statement: the deliveries among ``delivery_ids`` that
+    are pending, due and not locked by another worker this instant (``SKIP LOCKED``: one
+    another worker is claiming or finishing is theirs, never waited for) get ``attempts + 1``
+    and a lease; each comes back with its notification, its device (if not removed), its
+    recipient's language and whether a newer notification of the same kind and game exists.
+    The others (done, not due, another worker's) are left alone."""
+    names = _sql_names()
+    lease = now + timedelta(seconds=outbox.lease_seconds())
+    sql = f"""
+        WITH claimed AS (
+            UPDATE {names["delivery"]} AS d
+               SET attempts = d.attempts + 1, next_attempt_at = %(lease)s
+             WHERE d.id IN (
+                   SELECT id FROM {names["delivery"]}
+                    WHERE id = ANY(%(ids)s) AND status = %(pending)s
+                      AND (next_attempt_at IS NULL OR next_attempt_at <= %(now)s)
+                    ORDER BY id
+                      FOR UPDATE SKIP LOCKED)
+         RETURNING d.id, d.attempts, d.notification_id, d.device_id
+        )
+        SELECT c.id, c.attempts,
+               n.id, n.user_id, n.kind, n.game_id, n.data::text,
+               v.id, v.user_id, v.kind, v.token, v.p256dh, v.auth,
+               u.language,
+               EXISTS (SELECT 1 FROM {names["notification"]} AS m
+                        WHERE m.user_id = n.user_id AND m.kind = n.kind
+                          AND m.game_id = n.game_id AND m.id > n.id)
+          FROM claimed AS c
+          JOIN {names["notification"]} AS n ON n.id = c.notification_id
+          LEFT JOIN {names["device"]} AS v ON v.id = c.device_id
+          LEFT JOIN {names["user"]} AS u ON u.id = n.user_id
+         ORDER BY c.id
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, {"lease": lease, "ids": delivery_ids, "pending": Status.PENDING, "now": now}
+        )
+        rows = cursor.fetchall()
+    known = dict(settings.LANGUAGES)
+    notifications: dict[int, Notification] = {}
+    claimed = []
+    for row in rows:
+        (delivery_id, attempts, n_id, n_user, n_kind, game_id, data, *device, language, newer) = row
+        notification = notifications.get(n_id)
+        if notification is None:
+            notification = notifications[n_id] = Notification(
+                id=n_id, user_id=n_user, kind=n_kind, game_id=game_id, data=json.loads(data)
             )
-            results[delivery.pk] = f"skipped: {reason}" if done else "superseded"
+        target = None
+        if device[0] is not None:
+            v_id, v_user, v_kind, token, p256dh, auth = device
+            target = Device(
+                id=v_id, user_id=v_user, kind=v_kind, token=token, p256dh=p256dh, auth=auth
+            )
+        chosen = language if language in known else settings.LANGUAGE_CODE
+        claimed.append(_Claimed(delivery_id, attempts, notification, target, chosen, newer))
+    return claimed
+
+
+def _skip(skips: list[tuple[_Claimed, str]], now: datetime | None, results: dict[int, str]) -> None:
+    """Finish skipped deliveries, one statement: no try was made, so the claim's count is
+    given back. One another worker took meanwhile (our lease ran out) is left to it."""
+    names = _sql_names()
+    sql = f"""
+        UPDATE {names["delivery"]} AS d
+           SET status = %(skipped)s, attempts = d.attempts - 1, next_attempt_at = NULL,
+               detail = v.detail, finished_at = %(at)s
+          FROM unnest(%(ids)s::bigint[], %(claimed)s::int[], %(details)s::text[])
+               AS v(id, claimed, detail)
+         WHERE d.id = v.id AND d.status = %(pending)s AND d.attempts = v.claimed
+     RETURNING d.id
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "skipped": Status.SKIPPED,
+                "pending": Status.PENDING,
+                "at": now or timezone.now(),
+                "ids": [row.id for row, _ in skips],
+                "claimed": [row.attempts for row, _ in skips],
+                "details": [clip(reason) for _, reason in skips],
+            },
+        )
+        done = {row[0] for row in cursor.fetchall()}
+    for row, reason in skips:
+        results[row.id] = f"skipped: {reason}" if row.id in done else "superseded"
 
 
 def _finish(
@@ -994,62 +1087,68 @@ def _finish(
     results: dict[int, str],
 ) -> None:
     """Step 3 of ``deliver_many``: the attempts and the deliveries' new statuses, in one
-    transaction."""
-    fields = ["status", "next_attempt_at", "detail", "finished_at"]
-    with transaction.atomic():
-        rows = PushDelivery.objects.select_for_update().in_bulk([t[0] for t in tries])
+    transaction of three statements (the rows locked, the attempts added, the statuses set)
+    and a fourth when devices are gone."""
+    names = _sql_names()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, status, attempts FROM {names['delivery']} WHERE id = ANY(%s) FOR UPDATE",
+            [[t[0] for t in tries]],
+        )
+        rows = {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
         # A delivery gone meanwhile (its notification deleted with its account) has no row to
         # record a try on; the others' outcomes are recorded all the same.
         for delivery_id in {t[0] for t in tries} - set(rows):
             results[delivery_id] = "superseded"
         tries = [t for t in tries if t[0] in rows]
-        PushAttempt.objects.bulk_create(
-            PushAttempt(
-                delivery_id=delivery_id,
-                at=at,
-                status_code=outcome.status_code,
-                error=clip(outcome.error),
-                milliseconds=milliseconds,
-            )
-            for delivery_id, _, _, outcome, milliseconds in tries
+        cursor.execute(
+            f"""INSERT INTO {names["attempt"]} (delivery_id, at, status_code, error, milliseconds)
+                SELECT id, %s, code, error, ms
+                  FROM unnest(%s::bigint[], %s::int[], %s::text[], %s::int[])
+                       AS v(id, code, error, ms)""",
+            [
+                at,
+                [t[0] for t in tries],
+                [t[3].status_code for t in tries],
+                [clip(t[3].error) for t in tries],
+                [t[4] for t in tries],
+            ],
         )
-        changed: list[PushDelivery] = []
+        changed: list[tuple[int, str, datetime | None, str, datetime | None]] = []
         gone: list[Any] = []
         for delivery_id, claimed, device, outcome, _ in tries:
-            delivery = rows[delivery_id]
-            if delivery.status != Status.PENDING or delivery.attempts != claimed:
+            status, attempts = rows[delivery_id]
+            if status != Status.PENDING or attempts != claimed:
                 # Our lease ran out and another worker took the row: its result stands.
                 results[delivery_id] = "superseded"
                 continue
-            delivery.detail = clip(outcome.error)
-            delivery.next_attempt_at = None
-            delivery.finished_at = at
+            detail, next_at, finished = clip(outcome.error), None, at
             if outcome.result == "sent":
-                delivery.status = Status.SENT
+                status = Status.SENT
             elif outcome.result == "gone":
                 gone.append(device.pk)
-                delivery.status = Status.DROPPED
-                delivery.detail = clip(f"gone: {outcome.error}")
+                status = Status.DROPPED
+                detail = clip(f"gone: {outcome.error}")
             elif outcome.result == "retry" and claimed < settings.TONGITS_PUSH_MAX_ATTEMPTS:
                 wait = retry_delay(claimed, outcome.retry_after)
-                delivery.status = Status.PENDING
-                delivery.next_attempt_at = at + wait
-                delivery.finished_at = None
+                status, next_at, finished = Status.PENDING, at + wait, None
                 results[delivery_id] = f"retry in {int(wait.total_seconds())} s"
             else:
-                delivery.status = Status.FAILED
+                status = Status.FAILED
                 if outcome.result == "retry":
-                    delivery.detail = clip(f"gave up after {claimed} tries: {outcome.error}")
-            if delivery.status != Status.PENDING:
-                results[delivery_id] = str(delivery.status)
-            changed.append(delivery)
-        # One UPDATE per distinct outcome (a burst's are nearly all "sent", same detail and
-        # time): Django's bulk_update builds a CASE per row and field, costlier than the sends.
-        groups: dict[tuple[Any, ...], list[int]] = {}
-        for delivery in changed:
-            key = tuple(getattr(delivery, name) for name in fields)
-            groups.setdefault(key, []).append(delivery.pk)
-        for key, ids in groups.items():
-            PushDelivery.objects.filter(pk__in=ids).update(**dict(zip(fields, key, strict=True)))
+                    detail = clip(f"gave up after {claimed} tries: {outcome.error}")
+            if status != Status.PENDING:
+                results[delivery_id] = str(status)
+            changed.append((delivery_id, status, next_at, detail, finished))
+        if changed:
+            cursor.execute(
+                f"""UPDATE {names["delivery"]} AS d
+                       SET status = v.status, next_attempt_at = v.next_at, detail = v.detail,
+                           finished_at = v.finished
+                      FROM unnest(%s::bigint[], %s::text[], %s::timestamptz[], %s::text[],
+                                  %s::timestamptz[]) AS v(id, status, next_at, detail, finished)
+                     WHERE d.id = v.id""",
+                [list(column) for column in zip(*changed, strict=True)],
+            )
         if gone:
             Device.objects.filter(pk__in=gone).delete()
