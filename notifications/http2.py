@@ -59,8 +59,16 @@ class _Connection(asyncio.Protocol):
     flow-control credit, and the requests waiting for a free stream."""
 
     def __init__(self, limit: int) -> None:
+        # The request headers are this module's callers' own (lower-case names; values from the
+        # settings and from device tokens checked at registration): h2's checking and
+        # normalising of them would be a third of a request's cost.
         self.h2 = h2.connection.H2Connection(
-            h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
+            h2.config.H2Configuration(
+                client_side=True,
+                header_encoding="utf-8",
+                validate_outbound_headers=False,
+                normalize_outbound_headers=False,
+            )
         )
         self.transport: asyncio.Transport | None = None
         self.streams: dict[int, _Stream] = {}
@@ -72,6 +80,7 @@ class _Connection(asyncio.Protocol):
         self.waiting: deque[asyncio.Future[None]] = deque()
         self.usable = True  # False once the server sent GOAWAY or the connection is gone
         self.lost: Exception | None = None
+        self.flushing = False  # a flush is scheduled for the end of this loop iteration
 
     # -- asyncio.Protocol --
 
@@ -144,7 +153,9 @@ class _Connection(asyncio.Protocol):
         if body:
             self.unsent[stream_id] = memoryview(body)
             self._send_unsent()
-        self.flush()
+        if not self.flushing:  # the streams a batch opens together leave in one write
+            self.flushing = True
+            loop.call_soon(self.flush)
         stream.timer = loop.call_later(timeout, self._time_out, stream_id)
         return await stream.future
 
@@ -211,6 +222,7 @@ class _Connection(asyncio.Protocol):
                 free -= 1
 
     def flush(self) -> None:
+        self.flushing = False
         data = self.h2.data_to_send()
         if data and self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
