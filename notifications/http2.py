@@ -81,6 +81,9 @@ class _Connection(asyncio.Protocol):
         self.usable = True  # False once the server sent GOAWAY or the connection is gone
         self.lost: Exception | None = None
         self.flushing = False  # a flush is scheduled for the end of this loop iteration
+        # The server's first SETTINGS (its limits) arrived: no stream is opened before, so a
+        # server that allows fewer than 100 at once never sees more.
+        self.settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     # -- asyncio.Protocol --
 
@@ -121,6 +124,8 @@ class _Connection(asyncio.Protocol):
                 if setting is not None:
                     self.remote_limit = setting.new_value
                     self._wake()
+                if not self.settled.done():
+                    self.settled.set_result(None)
             elif isinstance(event, h2.events.ConnectionTerminated):
                 self.usable = False  # GOAWAY: the streams it did not take will never be answered
                 last = event.last_stream_id or 0
@@ -132,6 +137,8 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.usable = False
         self.lost = Error(f"connection lost ({type(exc).__name__ if exc else 'closed'})")
+        if not self.settled.done():
+            self.settled.set_exception(self.lost)
         self._fail_all(self.lost)
 
     # -- requests --
@@ -284,13 +291,18 @@ class Client:
                     ),
                     self.timeout,
                 )
-            except (OSError, ssl.SSLError) as exc:
+            except (OSError, ssl.SSLError) as exc:  # TimeoutError is an OSError
                 raise Error(f"cannot connect ({type(exc).__name__})") from exc
             if self.ssl is not None:
                 ssl_object = transport.get_extra_info("ssl_object")
                 if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":
                     transport.close()
                     raise Error("the server does not speak HTTP/2 (ALPN)")
+            try:
+                await asyncio.wait_for(asyncio.shield(connection.settled), self.timeout)
+            except TimeoutError as exc:
+                transport.close()
+                raise Error("the server sent no HTTP/2 settings") from exc
             self.connection = connection
             self.connections += 1
             return connection

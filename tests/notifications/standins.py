@@ -113,10 +113,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-class _H2Server:
+class H2Server:
     """An HTTP/2 server on 127.0.0.1 (over TLS when given a context, else with prior
     knowledge, as h2c): each connection an asyncio protocol driving h2, on an event loop of its
-    own (a thread). ``handle(headers, body)`` answers each request."""
+    own (a thread). ``handle(arrival, headers, body)`` answers each request (None: never).
+    h2 enforces ``max_streams``: a client that opens more at once loses the connection."""
 
     def __init__(
         self,
@@ -129,6 +130,7 @@ class _H2Server:
         self.context = context
         self.max_streams = max_streams
         self.connections = 0
+        self.open: set[H2ServerProtocol] = set()
         self.loop = asyncio.new_event_loop()
         self.listener = socket.create_server(("127.0.0.1", 0), backlog=256)
         self.port = self.listener.getsockname()[1]
@@ -145,7 +147,17 @@ class _H2Server:
         self.loop.run_forever()
 
     def _protocol(self) -> asyncio.Protocol:
-        return _H2ServerProtocol(self)
+        return H2ServerProtocol(self)
+
+    def drop(self) -> None:
+        """Close every open connection (as a server restarting would), streams and all."""
+
+        def drop() -> None:
+            for protocol in list(self.open):
+                if protocol.transport is not None:
+                    protocol.transport.close()
+
+        self.loop.call_soon_threadsafe(drop)
 
     def close(self) -> None:
         def stop() -> None:
@@ -155,8 +167,8 @@ class _H2Server:
         self.loop.call_soon_threadsafe(stop)
 
 
-class _H2ServerProtocol(asyncio.Protocol):
-    def __init__(self, server: _H2Server) -> None:
+class H2ServerProtocol(asyncio.Protocol):
+    def __init__(self, server: H2Server) -> None:
         self.server = server
         self.conn = h2.connection.H2Connection(
             h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
@@ -174,6 +186,7 @@ class _H2ServerProtocol(asyncio.Protocol):
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # answers go at once
         self.server.connections += 1
+        self.server.open.add(self)
         self.conn.initiate_connection()
         self.transport.write(self.conn.data_to_send())
 
@@ -195,6 +208,8 @@ class _H2ServerProtocol(asyncio.Protocol):
             elif isinstance(event, h2.events.StreamEnded):
                 at, headers, body = self.streams.pop(event.stream_id)
                 answer = self.server.handle(at, headers, bytes(body))
+                if answer is None:  # a server that never answers this one
+                    continue
                 data_out = json.dumps(answer.body).encode() if answer.body is not None else b""
                 response = [(":status", str(answer.status))]
                 response += [(k.lower(), v) for k, v in answer.headers.items()]
@@ -207,6 +222,9 @@ class _H2ServerProtocol(asyncio.Protocol):
             elif isinstance(event, h2.events.StreamReset):
                 self.streams.pop(event.stream_id, None)
         self.transport.write(self.conn.data_to_send())
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.open.discard(self)
 
 
 # --- FCM -----------------------------------------------------------------------------------------
@@ -231,7 +249,7 @@ class FcmStandIn(_Recorder):
         self.server = _Server(("127.0.0.1", 0), self._handler())
         self.token_uri = f"http://127.0.0.1:{self.server.server_address[1]}/token"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.h2 = _H2Server(self._h2_send, max_streams=100)
+        self.h2 = H2Server(self._h2_send, max_streams=100)
         self.port = self.h2.port
         self.base = f"http://127.0.0.1:{self.port}"
 
@@ -517,7 +535,7 @@ class ApnsStandIn(_Recorder):
         # age is checked on every request).
         self.verified: dict[str, tuple[str, int]] = {}
         self.ca_file, self.context = make_pki(directory)
-        self.h2 = _H2Server(self._answer, context=self.context, max_streams=1000)
+        self.h2 = H2Server(self._answer, context=self.context, max_streams=1000)
         self.port = self.h2.port
         self.url = f"https://127.0.0.1:{self.port}"
 
