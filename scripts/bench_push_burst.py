@@ -25,8 +25,9 @@ must end ``sent`` and every request must
 have passed the stand-in's checks.
 
 It prints, per service: pushes, seconds, pushes a second, the worker's CPU a push, the
-stand-ins' CPU a push (their side, for scale), and the commit and machine. A benchmark, not a
-test: it asserts nothing.
+stand-ins' CPU a push (their side, for scale), PostgreSQL's (the backends serving the scratch
+database, theirs alone), and the commit and machine. A benchmark, not a test: it asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -79,6 +82,26 @@ def cpu_seconds(pid: int) -> float:
             total += sum(int(value) for value in fields[11:15]) / ticks
         todo += children.get(current, [])
     return total
+
+
+def database_cpu(database: str) -> dict[int, float]:
+    """User + system CPU of each PostgreSQL backend serving ``database`` now (its process
+    title names the database), by process id."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    marker = f" {database} ".encode()
+    backends = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes()
+            if not title.startswith(b"postgres: ") or marker not in title:
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        backends[int(entry.name)] = sum(int(value) for value in fields[11:13]) / ticks
+    return backends
 
 
 def start_standins() -> tuple[subprocess.Popen[str], dict[str, str]]:
@@ -204,7 +227,9 @@ def wait_ready(worker: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     raise SystemExit(f"the worker did not answer; see {LOG}")
 
 
-def run(kind: str, ids: list[int], worker_pid: int, standins_pid: int) -> dict[str, float]:
+def run(
+    kind: str, ids: list[int], worker_pid: int, standins_pid: int, database: str
+) -> dict[str, Any]:
     """Queue ``ids`` as the notifier does and wait until none is pending."""
     from django.conf import settings
 
@@ -215,6 +240,7 @@ def run(kind: str, ids: list[int], worker_pid: int, standins_pid: int) -> dict[s
 
     pending = PushDelivery.objects.filter(pk__in=ids, status=Status.PENDING)
     cpu0, stand0 = cpu_seconds(worker_pid), cpu_seconds(standins_pid)
+    db0 = database_cpu(database)
     started = time.monotonic()
     queue, batch = Queue(), settings.TONGITS_PUSH_BATCH
     queue.send(DELIVER_PUSHES, ids, batch=batch)
@@ -228,6 +254,7 @@ def run(kind: str, ids: list[int], worker_pid: int, standins_pid: int) -> dict[s
             looked = time.monotonic()
     seconds = time.monotonic() - started
     cpu, stand = cpu_seconds(worker_pid) - cpu0, cpu_seconds(standins_pid) - stand0
+    db = sum(at - db0.get(pid, 0.0) for pid, at in database_cpu(database).items())
     statuses: dict[str, int] = {}
     for status in PushDelivery.objects.filter(pk__in=ids).values_list("status", flat=True):
         statuses[status] = statuses.get(status, 0) + 1
@@ -237,6 +264,7 @@ def run(kind: str, ids: list[int], worker_pid: int, standins_pid: int) -> dict[s
         "per_second": len(ids) / seconds,
         "worker_ms": cpu / len(ids) * 1000,
         "standins_ms": stand / len(ids) * 1000,
+        "database_ms": db / len(ids) * 1000,
         "statuses": statuses,
         "tries": PushAttempt.objects.filter(delivery_id__in=ids).count(),
     }
@@ -276,11 +304,13 @@ def main() -> int:
     try:
         wait_ready(worker)
         for kind in kinds:
-            result = run(kind, ids[kind], worker.pid, standins.pid)
+            database = urllib.parse.urlsplit(args.database_url).path.lstrip("/")
+            result = run(kind, ids[kind], worker.pid, standins.pid, database)
             print(
                 f"{kind:8} {result['pushes']} pushes in {result['seconds']:.2f} s: "
                 f"{result['per_second']:,.0f} pushes/s; worker CPU {result['worker_ms']:.2f} ms "
-                f"a push; stand-ins' CPU {result['standins_ms']:.2f} ms a push; "
+                f"a push; stand-ins' CPU {result['standins_ms']:.2f} ms a push; PostgreSQL's "
+                f"CPU {result['database_ms']:.2f} ms a push; "
                 f"outcomes {result['statuses']}, tries {result['tries']}",
                 flush=True,
             )

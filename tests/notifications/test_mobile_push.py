@@ -1,6 +1,6 @@
 """Pushes to Android (FCM HTTP v1) and iOS (APNs over HTTP/2), end to end against stand-ins of
 both services (``tests.notifications.standins``: real servers on 127.0.0.1, shared by this
-module's tests), reached through the real clients (google-auth, httpx with h2).
+module's tests), reached through the real clients (google-auth; ``notifications.http2``).
 
 Each stand-in checks what a real service checks: the OAuth assertion's signature against the
 test service account's public key and the bearer it issued; the provider JWT's ES256 signature
