@@ -506,9 +506,9 @@ TONGITS_WEBPUSH_ENDPOINT_HOSTS = tuple(
     h.lower() for h in env_list("TONGITS_WEBPUSH_ENDPOINT_HOSTS", "") if h
 )
 # FCM (HTTP v1): the path of the Firebase service account's JSON (empty: no FCM, FCM devices are
-# refused with 409), the host (Google's; tests name a stand-in), the streams one worker opens at once
-# on its one HTTP/2 connection (the pushes of a batch in flight), and validate_only (FCM checks each message and
-# token but delivers nothing: for trying a set-up).
+# refused with 409), the host (Google's; tests name a stand-in), the streams one worker opens at
+# once on its one HTTP/2 connection (the pushes of a batch in flight), and validate_only (FCM
+# checks each message and token but delivers nothing: for trying a set-up).
 TONGITS_FCM_CREDENTIALS = os.environ.get("TONGITS_FCM_CREDENTIALS", "")
 TONGITS_FCM_ENDPOINT = os.environ.get("TONGITS_FCM_ENDPOINT", "https://fcm.googleapis.com")
 TONGITS_FCM_STREAMS = int(os.environ.get("TONGITS_FCM_STREAMS", "100"))
