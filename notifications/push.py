@@ -19,10 +19,12 @@ encrypted per RFC 8291 with ``aes128gcm``, VAPID per RFC 8292) with pywebpush; F
 is served only when configured (``configured_kinds``): a device of another kind is refused at
 registration, and one registered before its kind was unconfigured gets no delivery.
 
-A task delivers a batch (``deliver_many``): one claim, one read of the devices, the skip rules
-and the texts, the sends in flight together (``send_many``: FCM over a pool of connections,
-APNs as streams of one HTTP/2 connection), one write of the attempts and outcomes, so a burst
-(a tournament's start) costs a few statements per batch rather than per push.
+A task delivers a batch (``deliver_many``): one statement claims it and reads what it needs
+(notifications, devices, languages, newer notifications), the skip rules and the texts (each
+translated once per language, kind and case), the sends in flight together (``send_many``: FCM
+and APNs as streams of one HTTP/2 connection each, Web Push from a pool of threads), one write
+of the attempts and outcomes, so a burst (a tournament's start) costs a few statements per batch
+rather than per push, and no model object per row.
 """
 
 from __future__ import annotations
