@@ -7,7 +7,9 @@ digest). A key's (user, session) is remembered for ``TONGITS_TOKEN_CACHE_SECONDS
 (1 s; 0 turns it off), so an ended session stops working at once in the process that ended it
 and within that second everywhere else.
 
-A found session past its ``expiry`` answers 401 ``token_expired`` (the client should log in
+A suspended account's key answers 403 ``account_suspended`` (``accounts.sanctions``) on every
+view but those that set ``allow_suspended``; the check reads the user row the look-up already
+holds. A found session past its ``expiry`` answers 401 ``token_expired`` (the client should log in
 again), any unknown key 401 ``authentication_failed``. Each use slides the expiry to now + the
 idle time, written at most once per knox ``MIN_REFRESH_INTERVAL`` (60 s), so a request costs one
 indexed SELECT (none when remembered) and a write at most once a minute per session.
@@ -28,9 +30,9 @@ from knox.crypto import hash_token
 from knox.models import get_token_model
 from knox.settings import knox_settings
 from rest_framework.authentication import get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
 
-from accounts import token_cache
+from accounts import sanctions, token_cache
 from core import error_texts
 from runtime import i18n
 
@@ -78,6 +80,22 @@ def _session_with_user(digest: str) -> Any:
     return session
 
 
+def _allows_suspended(request: Any) -> bool:
+    """Whether the view answers a suspended account (its sanctions, its appeal, logging out):
+    views say so with ``allow_suspended = True``."""
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    return bool(getattr(view, "allow_suspended", False))
+
+
+class Suspended(PermissionDenied):
+    """403 ``account_suspended`` raised where DRF authenticates (it handles only its own
+    exceptions there); ``extra`` joins the body as ``core.api_errors`` writes it."""
+
+    def __init__(self, refused: sanctions.AccountSuspended) -> None:
+        super().__init__(str(refused.detail), refused.code)
+        self.extra = refused.extra
+
+
 class TokenExpired(AuthenticationFailed):
     default_detail = gettext_lazy("This session has expired; log in again.")
     default_code = "token_expired"
@@ -97,7 +115,12 @@ class CachedTokenAuthentication(TokenAuthentication):
             raise AuthenticationFailed(_("Invalid token header. No credentials provided."))
         if len(auth) > 2:
             raise AuthenticationFailed(_("Invalid token header. It should not contain spaces."))
-        return self.authenticate_credentials(auth[1])
+        user, session = self.authenticate_credentials(auth[1])
+        # The suspension rides on the user row the look-up read (accounts.sanctions): one
+        # attribute test for everyone, no query.
+        if user.suspended and sanctions.suspended_now(user) and not _allows_suspended(request):
+            raise Suspended(sanctions.refusal(user))
+        return user, session
 
     def authenticate_header(self, request: Any) -> str:
         return KEYWORDS[0]

@@ -25,7 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
-from accounts import identity, profile, selectors
+from accounts import identity, profile, sanctions, selectors
 from accounts.models import PASSWORD_METHOD, Login, LoginClaim, Session, User
 from accounts.services import (
     InvalidCredentials,
@@ -89,13 +89,13 @@ def _generated_username(prefix: str) -> str:
 
 
 @transaction.atomic  # one commit for the three writes: a sign-in waits on one WAL flush
-def _opened(login: Login, device: str) -> SignIn:
+def _opened(login: Login, device: str, address: str) -> SignIn:
     user = login.user
     if not user.is_active:
         raise InvalidCredentials()
     Login.objects.filter(pk=login.pk).update(last_used_at=timezone.now())
     user_logged_in.send(sender=type(user), request=None, user=user)  # last_login, as Django does
-    session, key = session_create(user=user, device=device)
+    session, key = session_create(user=user, device=device, address=address)
     return SignIn(user, session, key, created=False)
 
 
@@ -107,12 +107,16 @@ def _sign_in(
     prefix: str,
     email: str = "",
     label: str = "",
+    address: str = "",
     before_create: Callable[[], None],
 ) -> SignIn:
-    """The session of the account this identity opens, made with the account if it is new."""
+    """The session of the account this identity opens, made with the account if it is new;
+    ``AccountSuspended`` (with a key for the appeal only) while that account is suspended."""
     login = Login.objects.select_related("user").filter(method=method, subject=subject).first()
     if login is not None:
-        return _opened(login, device)
+        done = _opened(login, device, address)
+        sanctions.refuse_sign_in(done.user, done.key)
+        return done
     before_create()  # a new account: the caller's limit on sign-ups (RegisterThrottle)
     try:
         with transaction.atomic():
@@ -126,16 +130,18 @@ def _sign_in(
             )
             LoginClaim.objects.create(user=user, method=method, subject=subject)
             chips.open_wallet(user.pk)  # with the sign-up grant, as a registration
-            session, key = session_create(user=user, device=device)
+            session, key = session_create(user=user, device=device, address=address)
     except IntegrityError:
         # The same key or identity signed up at the same moment elsewhere: use that account.
         login = Login.objects.select_related("user").get(method=method, subject=subject)
-        return _opened(login, device)
+        done = _opened(login, device, address)
+        sanctions.refuse_sign_in(done.user, done.key)
+        return done
     return SignIn(user, session, key, created=True)
 
 
 def device_sign_in(
-    *, device_key: str, device: str = "", before_create: Callable[[], None]
+    *, device_key: str, device: str = "", address: str = "", before_create: Callable[[], None]
 ) -> SignIn:
     """Sign in with a device's key: the guest account it belongs to, made on first use."""
     return _sign_in(
@@ -144,6 +150,7 @@ def device_sign_in(
         device=device,
         prefix=GUEST_PREFIX,
         label=device,
+        address=address,
         before_create=before_create,
     )
 
@@ -154,6 +161,7 @@ def provider_sign_in(
     id_token: str,
     nonce: str | None = None,
     device: str = "",
+    address: str = "",
     before_create: Callable[[], None],
 ) -> SignIn:
     """Sign in with Apple or Google: the account of the token's (provider, ``sub``), made on
@@ -165,6 +173,7 @@ def provider_sign_in(
         device=device,
         prefix=PLAYER_PREFIX,
         email=found.email,
+        address=address,
         before_create=before_create,
     )
 

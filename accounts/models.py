@@ -61,6 +61,16 @@ class User(AbstractUser):
     show_presence = models.BooleanField(
         default=True, help_text="Friends see whether the player is online, playing or away."
     )
+    # The account's current suspension, kept beside the user so that the token look-up (which
+    # reads every column of the user) carries it at no cost; fairplay's Suspension rows are the
+    # record, these two their projection (accounts.sanctions).
+    suspended = models.BooleanField(
+        default=False,
+        db_default=False, help_text="Suspended (fair play) until suspended_until, or until lifted."
+    )
+    suspended_until = models.DateTimeField(
+        null=True, blank=True, help_text="When the suspension ends; empty: until it is lifted."
+    )
 
     objects = CaseInsensitiveUserManager()
 

@@ -24,7 +24,7 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, override
 
-from accounts import projections, signals, token_cache
+from accounts import projections, sanctions, signals, token_cache
 from accounts.models import BOT_USERNAME_PREFIX, Login, LoginClaim, Session, User
 from chips import services as chips
 from core.errors import Invalid, NotFound, Unauthenticated
@@ -102,17 +102,18 @@ def fresh(user: User) -> User:
 # ---------------------------------------------------------------- sessions
 
 
-def session_create(*, user: User, device: str = "") -> tuple[Session, str]:
-    """A new session (a knox token, stored hashed) and its key, which exists only in this answer."""
+def session_create(*, user: User, device: str = "", address: str = "") -> tuple[Session, str]:
+    """A new session (a knox token, stored hashed) and its key, which exists only in this answer.
+    ``address``: the client's, when a request asks for it (fair play links accounts by it)."""
     with transaction.atomic():
         session, key = Session.objects.create(user=user, device=device[:100])
-        signals.session_started.send(Session, session=session)
+        signals.session_started.send(Session, session=session, address=address)
     return session, key
 
 
 @transaction.atomic
 def user_register(
-    *, username: str, password: str, email: str = "", device: str = ""
+    *, username: str, password: str, email: str = "", device: str = "", address: str = ""
 ) -> tuple[User, Session, str]:
     """Create a user (password checked by AUTH_PASSWORD_VALIDATORS), their wallet with its
     sign-up grant, and their first session."""
@@ -126,12 +127,15 @@ def user_register(
     except IntegrityError as exc:  # a concurrent registration won the race for this name
         raise UsernameTaken() from exc
     chips.open_wallet(user.pk)  # with the sign-up grant (TONGITS_SIGNUP_GRANT)
-    session, key = session_create(user=user, device=device)
+    session, key = session_create(user=user, device=device, address=address)
     return user, session, key
 
 
-def token_obtain(*, username: str, password: str, device: str = "") -> tuple[Session, str]:
-    """Log in: a new session of its own for this device; InvalidCredentials if the pair is wrong.
+def token_obtain(
+    *, username: str, password: str, device: str = "", address: str = ""
+) -> tuple[Session, str]:
+    """Log in: a new session of its own for this device; InvalidCredentials if the pair is wrong,
+    ``AccountSuspended`` (with a key for the appeal only) while the account is suspended.
 
     Every log-in is a separate session, so logging out on one phone leaves the others in.
     """
@@ -139,7 +143,9 @@ def token_obtain(*, username: str, password: str, device: str = "") -> tuple[Ses
     if user is None:
         raise InvalidCredentials()
     user_logged_in.send(sender=type(user), request=None, user=user)  # last_login, as Django does
-    return session_create(user=user, device=device)
+    session, key = session_create(user=user, device=device, address=address)
+    sanctions.refuse_sign_in(user, key)
+    return session, key
 
 
 def _end(sessions: list[Session]) -> int:

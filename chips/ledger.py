@@ -70,7 +70,7 @@ def house_id() -> int:
 
 def _ensure(kind: str, *, user_id: int | None = None, game_id: Any = None) -> tuple[int, bool]:
     """The account of this kind and owner, with its balance row; made if missing (True)."""
-    if kind in (Account.Kind.WALLET, Account.Kind.DEBT):
+    if kind in (Account.Kind.WALLET, Account.Kind.DEBT, Account.Kind.HELD):
         lookup, conflict = {"user_id": user_id}, f"(user_id) WHERE kind = '{kind}'"
     else:
         lookup, conflict = {"game_id": game_id}, "(game_id) WHERE kind = 'escrow'"
@@ -137,6 +137,20 @@ WHERE a.kind = 'debt' AND a.user_id = %(user)s
 """
 
 
+def ensure_held(user_id: int) -> int:
+    """A user's held account id (made the first time fair play holds their winnings)."""
+    return _ensure(Account.Kind.HELD, user_id=user_id)[0]
+
+
+def held_of(user_id: int) -> int | None:
+    """The user's held account id, or None if their winnings were never held."""
+    return (
+        Account.objects.filter(kind=Account.Kind.HELD, user_id=user_id)
+        .values_list("id", flat=True)
+        .first()
+    )
+
+
 def escrow_of(game_id: uuid.UUID | str) -> int | None:
     return (
         Account.objects.filter(kind=Account.Kind.ESCROW, game_id=game_id)
@@ -148,18 +162,23 @@ def escrow_of(game_id: uuid.UUID | str) -> int | None:
 @dataclass(frozen=True)
 class TableAccounts:
     """The accounts of a table's seats in one read: the wallet of each person (None where they
-    have none yet), the table's escrow (None before its buy-ins), the closed wallets, and the
-    debt accounts of those who ever owed the house (by user id)."""
+    have none yet), the table's escrow (None before its buy-ins), the closed wallets, the
+    debt accounts of those who ever owed the house, and the held accounts of those whose
+    winnings are held now (by user id)."""
 
     wallets: dict[int, int]
     escrow: int | None
     closed: frozenset[int]
     debts: dict[int, int] = field(default_factory=dict)
+    held: dict[int, int] = field(default_factory=dict)
 
 
+# A held account is read only while its hold is on: the settlement's one read learns of a hold
+# at no extra round trip.
 _TABLE_ACCOUNTS = """
 SELECT id, kind, user_id, closed_at IS NOT NULL FROM chips_account
 WHERE (kind IN ('wallet', 'debt') AND user_id = ANY(%(users)s))
+   OR (kind = 'held' AND holding AND user_id = ANY(%(users)s))
    OR (kind = 'escrow' AND game_id = %(game)s)
 """
 
@@ -168,9 +187,10 @@ def table_accounts(game_id: uuid.UUID | str, user_ids: Iterable[int]) -> TableAc
     rows = prepared.fetch_all(_TABLE_ACCOUNTS, {"users": list(user_ids), "game": str(game_id)})
     wallets = {user: account for account, kind, user, _ in rows if kind == "wallet"}
     debts = {user: account for account, kind, user, _ in rows if kind == "debt"}
+    held = {user: account for account, kind, user, _ in rows if kind == "held"}
     escrow = next((account for account, kind, _, _ in rows if kind == "escrow"), None)
     closed = frozenset(account for account, _, _, is_closed in rows if is_closed)
-    return TableAccounts(wallets, escrow, closed, debts)
+    return TableAccounts(wallets, escrow, closed, debts, held)
 
 
 # ---------------------------------------------------------------- the one door

@@ -31,6 +31,7 @@ class Account(models.Model):
         ESCROW = "escrow", "a table's escrow (the buy-ins of a match in play)"
         HOUSE = "house", "the house: grants, bonuses and the bots' bankroll"
         DEBT = "debt", "what a player owes the house (a store refund of chips already spent)"
+        HELD = "held", "a player's winnings held while fair play reviews them"
 
     id = models.BigAutoField(primary_key=True)
     kind = models.CharField(max_length=8, choices=Kind.choices)
@@ -51,6 +52,11 @@ class Account(models.Model):
     closed_at = models.DateTimeField(
         null=True, blank=True, help_text="The owner deleted their account: chips go to the house."
     )
+    holding = models.BooleanField(
+        default=False,
+        db_default=False,  # the ledger's own INSERTs name only the columns they set
+        help_text="A held account: a hold is on, so the owner's match winnings are paid here.",
+    )
 
     class Meta:
         constraints = [
@@ -66,10 +72,14 @@ class Account(models.Model):
             models.UniqueConstraint(
                 fields=["user"], condition=Q(kind="debt"), name="chips_account_one_debt"
             ),
+            models.UniqueConstraint(
+                fields=["user"], condition=Q(kind="held"), name="chips_account_one_held"
+            ),
             models.CheckConstraint(
                 condition=(
                     Q(kind="wallet", user__isnull=False, game_id__isnull=True)
                     | Q(kind="debt", user__isnull=False, game_id__isnull=True)
+                    | Q(kind="held", user__isnull=False, game_id__isnull=True)
                     | Q(kind="escrow", user__isnull=True, game_id__isnull=False)
                     | Q(kind="house", user__isnull=True, game_id__isnull=True)
                 ),
@@ -84,6 +94,8 @@ class Account(models.Model):
             return f"escrow of {self.game_id}"
         if self.kind == self.Kind.DEBT:
             return f"debt of {self.user_id}"
+        if self.kind == self.Kind.HELD:
+            return f"held winnings of {self.user_id}"
         return "the house"
 
 
@@ -141,6 +153,10 @@ class Entry(models.Model):
         STORE_REFUND = "store_refund", "a refunded store purchase's chips, back to the house"
         DEBT_REPAID = "debt_repaid", "a credit's chips, towards what the player owes"
         SERVICE_FEE = "service_fee", "a room's fee on the winners' winnings, to the house"
+        HELD_WINNINGS = "held_winnings", "a match's winnings, held while fair play reviews them"
+        HOLD_RELEASED = "hold_released", "held winnings back to the wallet: the review is over"
+        CONFISCATION = "confiscation", "held winnings (or chips) taken to the house by a case"
+        COMPENSATION = "compensation", "chips to a victim of a fair-play case, from the house"
 
     id = models.BigAutoField(primary_key=True)
     cause = models.CharField(max_length=24, choices=Cause.choices)

@@ -11,6 +11,12 @@ each cause posts once however often it is asked for:
     tournament_prize:<tournament>:<place>    season_reward:<room>:<week>:<user>
     purchase:<store>:<reference>      store_refund:<store>:<reference>
     debt_repaid:<entry>
+    held_winnings:<game>:<user>       hold_released:<case>:<user>
+    confiscation:<case>:<user>        compensation:<case>:<user>
+
+While fair play holds a player's winnings (an open case), a payout's winnings move on at once to
+their held account, where nothing can spend them; the case's end releases them to the wallet or
+confiscates them to the house.
 
 A store refund of chips already spent leaves a debt (the player's debt account, below zero);
 every later credit to the wallet (a purchase, a payout, a prize, a reward, a staff grant)
@@ -306,12 +312,130 @@ def settle_stakes(
         )
         if not refund and fee_percent > 0:
             _take_fees(game_id, seats, accounts, amounts, fee_percent)
+        if found.held and not refund:
+            _hold_winnings(game_id, seats, accounts, amounts, fee_percent, found.held)
         for owner in seats:
             if owner is not None and owner in found.debts:
                 repay_debt(user_id=owner, credit_entry_id=posted.entry_id)
         for owner, account in zip(seats, accounts, strict=True):
             if owner is not None and account in found.closed:
                 _sweep_closed(account, owner, f"account_deleted:{owner}:{game_id}")
+    return posted
+
+
+def _hold_winnings(
+    game_id: uuid.UUID | str,
+    seats: Sequence[SeatOwner],
+    accounts: Sequence[int],
+    paid: Sequence[int],
+    fee_percent: int,
+    held: dict[int, int],
+) -> None:
+    """A seat whose winnings are held (fair play's review): what it won, after the fee, moves
+    from the wallet the payout credited to its held account, in the payout's transaction, so
+    it can never be spent or bought in with (``held_winnings:<game>:<user>``)."""
+    fees = service_fees(seats, paid, fee_percent) if fee_percent > 0 else [0] * len(seats)
+    for owner, account, amount, fee in zip(seats, accounts, paid, fees, strict=True):
+        if owner is None or owner not in held or amount - fee <= 0:
+            continue
+        ledger.post(
+            cause=Cause.HELD_WINNINGS,
+            key=f"held_winnings:{game_id}:{owner}",
+            postings={account: -(amount - fee), held[owner]: amount - fee},
+            game_id=game_id,
+            user_id=owner,
+            data={"amount": amount - fee},
+        )
+
+
+# ---------------------------------------------------------------- holds (fair play)
+
+
+def hold_start(*, user_id: int) -> int:
+    """Hold the user's match winnings from now on (a fair-play review): each later payout's
+    winnings go to their held account (``settle_stakes``). Idempotent; returns the account."""
+    with transaction.atomic():
+        held = ledger.ensure_held(user_id)
+        Account.objects.filter(pk=held).update(holding=True)
+    return held
+
+
+def held_balance(user_id: int) -> int:
+    """What the user's held account holds now (0: none)."""
+    held = ledger.held_of(user_id)
+    if held is None:
+        return 0
+    return ledger.balances([held]).get(held, 0)
+
+
+def holding(user_id: int) -> bool:
+    """Whether the user's winnings are held now."""
+    return Account.objects.filter(kind=Account.Kind.HELD, user_id=user_id, holding=True).exists()
+
+
+def hold_release(*, user_id: int, cause_key: str) -> ledger.Posted | None:
+    """End the hold: the held chips go back to the wallet (``hold_released:<cause_key>``, once
+    per cause: the case that ends it), and payouts go to the wallet again."""
+    return _hold_end(user_id, cause_key, to_house=False)
+
+
+def hold_confiscate(*, user_id: int, cause_key: str, reason: str = "", staff_id: int | None = None):
+    """End the hold by taking what it holds to the house (``confiscation:<cause_key>``)."""
+    return _hold_end(user_id, cause_key, to_house=True, reason=reason, staff_id=staff_id)
+
+
+def _hold_end(
+    user_id: int,
+    cause_key: str,
+    *,
+    to_house: bool,
+    reason: str = "",
+    staff_id: int | None = None,
+) -> ledger.Posted | None:
+    held = ledger.held_of(user_id)
+    if held is None:
+        return None
+    with transaction.atomic():
+        Account.objects.filter(pk=held).update(holding=False)
+        amount = Balance.objects.select_for_update().get(account_id=held).balance
+        if amount <= 0:
+            return None
+        to = ledger.house_id() if to_house else open_wallet(user_id)
+        cause = Cause.CONFISCATION if to_house else Cause.HOLD_RELEASED
+        posted = ledger.post(
+            cause=cause,
+            key=f"{cause}:{cause_key}",
+            postings={held: -amount, to: amount},
+            user_id=user_id,
+            created_by_id=staff_id,
+            reason=reason,
+            data={"amount": amount},
+        )
+        if posted.created and not to_house:
+            repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
+    return posted
+
+
+def compensate(
+    *, user_id: int, chips: int, cause_key: str, reason: str, staff_id: int | None
+) -> ledger.Posted:
+    """Chips from the house to a victim's wallet (``compensation:<cause_key>``: the case and
+    the victim), posted once however often it is asked."""
+    if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
+        raise InvalidAdjustment()
+    with transaction.atomic():
+        wallet = open_wallet(user_id)
+        posted = ledger.post(
+            cause=Cause.COMPENSATION,
+            key=f"compensation:{cause_key}",
+            postings={ledger.house_id(): -chips, wallet: chips},
+            user_id=user_id,
+            created_by_id=staff_id,
+            reason=reason,
+            data={"amount": chips},
+        )
+        if posted.created:
+            repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
     return posted
 
 

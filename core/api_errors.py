@@ -225,7 +225,8 @@ def _body(exc: exceptions.APIException) -> dict[str, Any]:
     detail = exc.detail
     if isinstance(detail, dict | list):
         detail = " ".join(_messages(detail))
-    return {"code": str(code), "detail": clip(str(detail))}
+    # An exception of DRF's own kinds may carry body keys too (accounts' account_suspended).
+    return {**getattr(exc, "extra", {}), "code": str(code), "detail": clip(str(detail))}
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -36,6 +36,7 @@ PYTHON_PACKAGES = (
     "chat",
     "chips",
     "core",
+    "fairplay",
     "games",
     "matchmaking",
     "metrics",

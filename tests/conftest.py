@@ -227,6 +227,10 @@ APPEND_ONLY = [
     ("chat_message", "chat_message_no_truncate"),
     ("chat_hidden", "chat_hidden_no_truncate"),
     ("store_payload", "store_payload_no_truncate"),
+    *(
+        (f"fairplay_{t}", f"fairplay_{t}_no_truncate")
+        for t in ("caseevent", "report", "suspension", "suspensionlift", "appeal")
+    ),
 ]
 
 

@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "matchmaking",
     "tournaments",
     "store",
+    "fairplay",
     "web",
     "ops",
     "metrics",
@@ -298,6 +299,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "ops.throttling.document_throttling",  # before the codes: 429 gets its enum
         "core.api_schema.document_unavailable",  # 503 database_unavailable, every operation
+        "accounts.api.error_codes.document_suspension",  # 403 account_suspended, with a token
         "core.api_schema.error_codes_hook",
     ],
     # Fields named alike with other choices (games/api/event_schemas.py, games/api/serializers.py).
@@ -322,6 +324,9 @@ SPECTACULAR_SETTINGS = {
         "ReasonEnum": "games.api.event_schemas.ROUND_END_REASONS",
         "ChatChannelEnum": "chat.models.Channel.choices",
         "ChatReportReasonEnum": "chat.models.ReportReason.choices",
+        "CaseKindEnum": "fairplay.models.CASE_KINDS",
+        "CaseStatusEnum": "fairplay.models.CASE_STATUSES",
+        "LinkKindEnum": ["sign_in_identity", "address", "payment_source"],
     },
 }
 
@@ -445,6 +450,7 @@ TONGITS_THROTTLE_RATES = {
     "chat": os.environ.get("TONGITS_RATE_CHAT", "10/m"),  # chat messages per user
     # per client address: guest and Apple/Google sign-ins (a new account counts as a register)
     "sign_in": os.environ.get("TONGITS_RATE_SIGN_IN", "30/m"),
+    "reports": os.environ.get("TONGITS_RATE_REPORTS", "10/h"),  # fair-play reports per user
 }
 # Client addresses the throttles count but never refuse (a load generator, an internal client).
 TONGITS_THROTTLE_EXEMPT = frozenset(env_list("TONGITS_THROTTLE_EXEMPT", ""))
@@ -462,6 +468,11 @@ TONGITS_INVITATION_SECONDS = env_float("TONGITS_INVITATION_SECONDS", 3600.0)
 TONGITS_REMATCH_SECONDS = env_float("TONGITS_REMATCH_SECONDS", 300.0)
 # A rated table's turns: at least this long, or 0 (no limit). Casual tables may be faster.
 TONGITS_RATED_MIN_TURN_SECONDS = env_float("TONGITS_RATED_MIN_TURN_SECONDS", 10.0)
+# Fair play (docs/fair-play.md): two accounts signing in from one address this close in time
+# are linked.
+TONGITS_FAIRPLAY_ADDRESS_WINDOW_SECONDS = env_float(
+    "TONGITS_FAIRPLAY_ADDRESS_WINDOW_SECONDS", 24 * 3600.0
+)
 # Table chat (docs/chat.md): readable, and open, this long after the match ended; the longest
 # message (characters, after stripping).
 TONGITS_CHAT_KEEP_SECONDS = env_float("TONGITS_CHAT_KEEP_SECONDS", 7 * 24 * 3600.0)

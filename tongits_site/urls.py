@@ -29,6 +29,7 @@ api_v1 = [
     path("", include("tournaments.api.urls")),
     path("", include("social.api.urls")),
     path("", include("store.api.urls")),
+    path("", include("fairplay.api.urls")),
 ]
 
 urlpatterns = [

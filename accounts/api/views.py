@@ -42,7 +42,12 @@ from accounts.api.serializers import (
 from accounts.models import LOGIN_METHODS, Session
 from core.api_errors import error_responses
 from core.replica import reads_from_replica
-from ops.throttling import PasswordResetThrottle, RegisterThrottle, SignInThrottle
+from ops.throttling import (
+    PasswordResetThrottle,
+    RegisterThrottle,
+    SignInThrottle,
+    client_address,
+)
 from runtime import i18n
 
 TAGS = ["accounts"]
@@ -72,7 +77,9 @@ class RegisterApi(APIView):
     def post(self, request: Request) -> Response:
         data = RegisterInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user, session, key = services.user_register(**data.validated_data)
+        user, session, key = services.user_register(
+            **data.validated_data, address=client_address(request)
+        )
         body = RegisterOutputSerializer({"user": user, **_login_body(session, key)}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -123,7 +130,9 @@ class DeviceSignInApi(APIView):
         data = DeviceSignInInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         done = logins.device_sign_in(
-            **data.validated_data, before_create=_sign_up_limit(request, self)
+            **data.validated_data,
+            address=client_address(request),
+            before_create=_sign_up_limit(request, self),
         )
         return _signed_in(done)
 
@@ -140,6 +149,7 @@ class _ProviderSignInApi(APIView):
         done = logins.provider_sign_in(
             provider=self.provider,
             **data.validated_data,
+            address=client_address(request),
             before_create=_sign_up_limit(request, self),
         )
         return _signed_in(done)
@@ -263,11 +273,15 @@ class TokenApi(APIView):
         data.is_valid(raise_exception=True)
         # Blocked attempts are refused before the password is hashed (accounts.login_throttle).
         with login_throttle.guard(request, data.validated_data["username"]):
-            session, key = services.token_obtain(**data.validated_data)
+            session, key = services.token_obtain(
+                **data.validated_data, address=client_address(request)
+            )
         return Response(TokenOutputSerializer(_login_body(session, key)).data)
 
 
 class LogoutApi(APIView):
+    allow_suspended = True  # a suspended account may still log out and take its data
+
     @extend_schema(
         operation_id="auth_logout",
         summary="Log out this device: end the session of this request's token",
@@ -281,6 +295,8 @@ class LogoutApi(APIView):
 
 
 class LogoutAllApi(APIView):
+    allow_suspended = True  # a suspended account may still log out and take its data
+
     @extend_schema(
         operation_id="auth_logout_all",
         summary="Log out everywhere: end every session of the user, this one too",
@@ -424,6 +440,8 @@ class MeApi(APIView):
 
 
 class AccountExportApi(APIView):
+    allow_suspended = True  # a suspended account may still log out and take its data
+
     @extend_schema(
         operation_id="me_export",
         summary="All my data as one JSON document",

@@ -1,0 +1,48 @@
+"""Helpers for the fair-play tests: staff, flags, tables played for chips to a known end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chips import services as chips
+from fairplay.detection.flags import Flag
+from fairplay.detection.signals import flag_raised
+from games import lobby, play, store
+from tests.chips.support import ONE_ROUND, settle
+
+
+def staff_client(auth_client_factory, user_factory) -> Any:
+    return auth_client_factory(user_factory(is_staff=True))
+
+
+def raise_flag(kind: str, accounts: tuple[int, ...], score: float = 5.0, **evidence: Any) -> Flag:
+    """Send ``flag_raised`` as detection does; the flag it sent."""
+    flag = Flag(
+        kind=kind,
+        accounts=accounts,
+        score=score,
+        threshold=3.0,
+        evidence={"signals": {"resignations": score}, **evidence},
+        game_ids=tuple(evidence.get("games", ())),
+    )
+    flag_raised.send(sender=Flag, flag=flag)
+    return flag
+
+
+def dumped_match(users: list[Any], buy_in: int) -> Any:
+    """A buy-in table of three people where seats 1 and 2 resign at once: seat 0 wins the
+    match (and the chips its rounds' results give it). The game, settled."""
+    for user in users:
+        chips.open_wallet(user.pk)
+    seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in users[1:]]
+    game = lobby.table_create(
+        user=users[0], rules=ONE_ROUND, seats=seats, rated=False, buy_in=buy_in
+    )
+    for other in users[1:]:
+        lobby.table_respond(game_id=game.pk, user=other, accept=True)
+    lobby.table_start(game_id=game.pk, user=users[0])
+    play.resign(game.pk, users[1].pk)
+    play.resign(game.pk, users[2].pk)
+    assert store.load(game.pk).phase == "match_over"
+    settle(game.pk)
+    return game
