@@ -66,7 +66,8 @@ class User(AbstractUser):
     # record, these two their projection (accounts.sanctions).
     suspended = models.BooleanField(
         default=False,
-        db_default=False, help_text="Suspended (fair play) until suspended_until, or until lifted."
+        db_default=False,
+        help_text="Suspended (fair play) until suspended_until, or until lifted.",
     )
     suspended_until = models.DateTimeField(
         null=True, blank=True, help_text="When the suspension ends; empty: until it is lifted."

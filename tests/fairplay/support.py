@@ -8,7 +8,7 @@ from chips import services as chips
 from fairplay.detection.flags import Flag
 from fairplay.detection.signals import flag_raised
 from games import lobby, play, store
-from tests.chips.support import ONE_ROUND, settle
+from tests.chips.support import ONE_ROUND, play_to_the_end, settle
 
 
 def staff_client(auth_client_factory, user_factory) -> Any:
@@ -30,19 +30,23 @@ def raise_flag(kind: str, accounts: tuple[int, ...], score: float = 5.0, **evide
 
 
 def dumped_match(users: list[Any], buy_in: int) -> Any:
-    """A buy-in table of three people where seats 1 and 2 resign at once: seat 0 wins the
-    match (and the chips its rounds' results give it). The game, settled."""
+    """A buy-in table of three people where seats 1 and 2 resign at once and seat 0 plays the
+    match out against their time-out play, as a feeder dumps chips: the first such match (of
+    a few: the deal decides) whose result pays seat 0. The game, settled."""
     for user in users:
         chips.open_wallet(user.pk)
-    seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in users[1:]]
-    game = lobby.table_create(
-        user=users[0], rules=ONE_ROUND, seats=seats, rated=False, buy_in=buy_in
-    )
-    for other in users[1:]:
-        lobby.table_respond(game_id=game.pk, user=other, accept=True)
-    lobby.table_start(game_id=game.pk, user=users[0])
-    play.resign(game.pk, users[1].pk)
-    play.resign(game.pk, users[2].pk)
-    assert store.load(game.pk).phase == "match_over"
-    settle(game.pk)
-    return game
+    for attempt in range(8):
+        seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in users[1:]]
+        game = lobby.table_create(
+            user=users[0], rules=ONE_ROUND, seats=seats, rated=False, buy_in=buy_in
+        )
+        for other in users[1:]:
+            lobby.table_respond(game_id=game.pk, user=other, accept=True)
+        lobby.table_start(game_id=game.pk, user=users[0])
+        play.resign(game.pk, users[1].pk)
+        play.resign(game.pk, users[2].pk)
+        play_to_the_end(game.pk, dict(enumerate(users)), seed=attempt)
+        settle(game.pk)
+        if list(store.load(game.pk).chips)[0] > 0:
+            return game
+    raise AssertionError("seat 0 won nothing in 8 matches against two resigned seats")

@@ -92,9 +92,7 @@ def test_a_guests_device_sign_in_is_refused_too(auth_client_factory, user_factor
     assert again.status_code == 403 and again.json()["code"] == "account_suspended"
 
 
-def test_the_appeal_token_opens_the_sanctions_and_nothing_else(
-    auth_client_factory, user_factory
-):
+def test_the_appeal_token_opens_the_sanctions_and_nothing_else(auth_client_factory, user_factory):
     player = user_factory()
     staff = staff_client(auth_client_factory, user_factory)
     suspend(staff, player.username, timezone.now() + timedelta(days=1))
