@@ -8,6 +8,9 @@ class FairplayConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from fairplay import receivers
+        from chips import ledger
+        from fairplay import checks, receivers
 
         receivers.connect()
+        # verify_ledger holds each chip a case moved against the case that moved it.
+        ledger.register_check(checks.problems)

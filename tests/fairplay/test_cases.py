@@ -246,3 +246,16 @@ def test_log_ins_record_the_clients_address(user_factory):
     assert list(SignInAddress.objects.values_list("user_id", "address")) == [
         (user.pk, "198.51.100.4")
     ]
+
+
+def test_verify_ledger_names_chips_moved_without_a_decided_case(user_factory):
+    from chips import ledger
+
+    user = user_factory()
+    assert ledger.problems() == []
+    posted = chips.compensate(
+        user_id=user.pk, chips=10, cause_key="999:1", reason="x", staff_id=None
+    )
+    assert ledger.problems() == [
+        f"entry {posted.entry_id} (compensation:999:1) names no case staff decided"
+    ]
