@@ -29,6 +29,7 @@ SOURCES = [
             "chat",
             "chips",
             "core",
+            "fairplay",
             "games",
             "matchmaking",
             "metrics",
