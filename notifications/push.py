@@ -517,6 +517,40 @@ def _retry_after(headers: Any) -> float | None:
         return None  # an HTTP date: the backoff schedule applies
 
 
+#: How long a VAPID JWT is valid (RFC 8292 allows up to 24 hours), and for how much of that it
+#: is reused: one signature per push service every few hours, not one per push.
+VAPID_LIFETIME_SECONDS = 12 * 3600
+VAPID_REUSE_SECONDS = 6 * 3600
+_vapid_signed: dict[tuple[Any, str, str], tuple[dict[str, str], float]] = {}
+_webpush_local = threading.local()
+
+
+def _vapid_headers(key: ec.EllipticCurvePrivateKey, endpoint: str) -> dict[str, str]:
+    """The ``Authorization`` header (``vapid t=<JWT>,k=<key>``) for the push service of
+    ``endpoint``: its ``aud`` the endpoint's origin, signed once and reused for
+    ``VAPID_REUSE_SECONDS``."""
+    parts = urlsplit(endpoint)
+    audience = f"{parts.scheme}://{parts.netloc}"
+    subject = settings.TONGITS_WEBPUSH_VAPID_SUBJECT
+    cache_key = (key, audience, subject)
+    now = time.time()
+    signed = _vapid_signed.get(cache_key)
+    if signed is None or signed[1] <= now:
+        claims = {"sub": subject, "aud": audience, "exp": int(now) + VAPID_LIFETIME_SECONDS}
+        signed = (Vapid02(key).sign(claims), now + VAPID_REUSE_SECONDS)
+        _vapid_signed[cache_key] = signed
+    return signed[0]
+
+
+def _webpush_session() -> requests.Session:
+    """This thread's session: its connections to the push services kept between pushes
+    (``requests.Session`` is not shared between threads)."""
+    session = getattr(_webpush_local, "session", None)
+    if session is None:
+        session = _webpush_local.session = requests.Session()
+    return session
+
+
 def _send_webpush(device: Device, payload: dict, topic: str | None, ttl: int) -> Outcome:
     key = vapid_private_key()
     if key is None:
@@ -529,17 +563,15 @@ def _send_webpush(device: Device, payload: dict, topic: str | None, ttl: int) ->
         "keys": {"p256dh": device.p256dh, "auth": device.auth},
     }
     try:
+        headers.update(_vapid_headers(key, device.token))
         response = webpush(
             subscription,
             data=json.dumps(payload, separators=(",", ":")),
-            vapid_private_key=Vapid02(key),
-            # A fresh dict each time: pywebpush writes "aud" (the endpoint's origin) and "exp"
-            # into it.
-            vapid_claims={"sub": settings.TONGITS_WEBPUSH_VAPID_SUBJECT},
             content_encoding="aes128gcm",
             headers=headers,
             ttl=ttl,
             timeout=settings.TONGITS_DELIVERY_TIMEOUT_SECONDS,
+            requests_session=_webpush_session(),
         )
     except WebPushException as exc:
         response = exc.response

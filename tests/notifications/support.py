@@ -45,6 +45,7 @@ class PushService:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # connections kept between pushes, as push services do
             disable_nagle_algorithm = True  # the answer at once, not after the client's ACK
 
             def do_POST(self) -> None:  # noqa: N802  (http.server's name)
@@ -73,7 +74,7 @@ class PushService:
 
 
 class _Server(ThreadingHTTPServer):
-    """A push service many senders reach at once (a burst opens a connection per push)."""
+    """A push service many senders reach at once."""
 
     request_queue_size = 256
     daemon_threads = True
