@@ -202,6 +202,46 @@ def _searched_position():
     raise AssertionError("no searched position")
 
 
+def test_hard_bot_halves_its_candidates_round_by_round_within_its_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sequential halving: every round spreads its share of the budget over the live
+    candidates, all on the same deals, and the worse half is dropped at its end, so the
+    finalists get the most playouts and the whole decision stays within its budget."""
+    played: list[tuple] = []
+    apply = hard_module._apply
+    monkeypatch.setattr(
+        hard_module, "_apply", lambda sim, me, a: played.append(a) or apply(sim, me, a)
+    )
+    found = 0
+    for state, seat, history in _positions(random.Random(11), RuleSet(), 60):
+        if state.phase != "play" or not any(
+            c["type"] == "discard" for c in legal_commands(state, seat)
+        ):
+            continue
+        view, legal = player_view(state, seat), legal_commands(state, seat)
+        bot = HardBot(playouts=120, time_limit=None, prune=0, halving=True)
+        played.clear()
+        bot.choose(view, legal, random.Random(0), history)
+        counts = sorted((n for a, n in _count(played).items() if a[0] == "discard"), reverse=True)
+        if len(counts) != 5:
+            continue  # a move without a searched discard of five candidates
+        found += 1
+        assert len(played) <= 120
+        # 120 over 3 rounds: 8 deals for all five, then 13 more for three, then 20 for two
+        assert counts == [41, 41, 21, 8, 8], counts
+        if found == 3:
+            break
+    assert found == 3
+
+
+def _count(items: list[tuple]) -> dict[tuple, int]:
+    out: dict[tuple, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return out
+
+
 def test_hard_bot_cap_bounds_the_cpu_time_of_a_decision() -> None:
     """With a budget no decision could spend, the CPU-time cap is what stops the search: the
     decision takes about the cap, never much more."""

@@ -73,6 +73,7 @@ class HardBot:
         exact: bool = False,
         no_fit: bool = False,
         expose: bool = True,
+        halving: bool = False,
     ) -> None:
         """``playouts``: budget per decision (the main limit); ``time_limit``: a cap in CPU
         seconds of this thread per decision (``None``: none); ``max_discards``: discards
@@ -109,6 +110,7 @@ class HardBot:
         self.exact = exact
         self.no_fit = no_fit
         self.expose = expose
+        self.halving = halving
         p = self.params
         self.own = Params(
             p.call_frac if own_call is None else own_call,
@@ -313,26 +315,41 @@ class HardBot:
         deals = 0
         bias = [self._bias(c[1]) for c in cands]
         z = self.prune
-        while len(alive) > 1 and budget >= len(alive):
-            world = sampler.sample(rng)
-            for i in alive:
-                sim = Sim(k, world, params, hold, self.own)
-                _apply(sim, me, cands[i][1])
-                sim.run()
-                values[i].append(value(sim) + bias[i])
-            budget -= len(alive)
-            deals += 1
-            if deadline is not None:
-                now = clock()
-                if now + (now - last) > deadline:  # the next deal would end past the cap
+        # Sequential halving: the budget in rounds, each round's share spread over the live
+        # candidates, the worse half dropped at its end; one flat round without ``halving``.
+        rounds = max(1, (len(cands) - 1).bit_length()) if self.halving else 1
+        stop = False
+        for r in range(rounds):
+            # this round's deals for each live candidate (rounds left share what is left)
+            quota = deals + budget // (len(alive) * (rounds - r)) if self.halving else None
+            while len(alive) > 1 and budget >= len(alive) and (quota is None or deals < quota):
+                world = sampler.sample(rng)
+                for i in alive:
+                    sim = Sim(k, world, params, hold, self.own)
+                    _apply(sim, me, cands[i][1])
+                    sim.run()
+                    values[i].append(value(sim) + bias[i])
+                budget -= len(alive)
+                deals += 1
+                if deadline is not None:
+                    now = clock()
+                    if now + (now - last) > deadline:  # the next deal would end past the cap
+                        stop = True
+                        break
+                    last = now
+                if wall_deadline is not None and time.perf_counter() > wall_deadline:
+                    stop = True
                     break
-                last = now
-            if wall_deadline is not None and time.perf_counter() > wall_deadline:
+                if z and deals >= self.first_check and deals % self.check == 0:
+                    alive, settled = _prune(values, alive, z, self.indifferent)
+                    if settled:
+                        stop = True
+                        break
+            if stop or len(alive) <= 1 or r == rounds - 1 or not deals:
                 break
-            if z and deals >= self.first_check and deals % self.check == 0:
-                alive, settled = _prune(values, alive, z, self.indifferent)
-                if settled:
-                    break
+            # every live candidate met the same deals: the better half goes on
+            alive.sort(key=lambda i: -sum(values[i]))
+            alive = alive[: (len(alive) + 1) // 2]
         best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
         return cands[best][0]
 
