@@ -83,7 +83,9 @@ class HardBot:
         this many standard errors behind, checked every ``check`` deals from ``first_check`` on;
         ``indifferent``: also stop once no candidate left can beat the leader by this many chips
         (0: never; a screen's option, see docs/bots.md); ``extra``, ``tries``,
-        ``slack``: see ``Sampler``; ``params``: the playout policy."""
+        ``slack``: see ``Sampler``; ``params``: the playout policy; ``halving``: spend the
+        budget by sequential halving (rounds, the worse half of the candidates dropped after
+        each) instead of on every candidate until pruned (docs/bots.md measures both)."""
         self._started = 0.0
         self._started_wall = 0.0
         #: wall-clock seconds a decision may take, however little CPU it got (``None``: no
@@ -297,7 +299,9 @@ class HardBot:
         difference) is dropped and the budget goes to the rest. With ``indifferent`` above 0 the
         search also stops once no candidate left could beat the leader by that many chips at
         that confidence; the default leaves it off, since telling near-equal discards apart is
-        where much of the bot's edge lies (docs/bots.md).
+        where much of the bot's edge lies (docs/bots.md). With ``halving`` the budget is spent
+        in ceil(log2(candidates)) rounds: each round's share over the live candidates, on
+        the same deals, then the better half goes on (a smaller budget at a fixed cost).
         """
         deadline = None if self.time_limit is None else self._started + self.time_limit
         wall_deadline = None if self.wall_limit is None else self._started_wall + self.wall_limit
