@@ -23,9 +23,10 @@ from django.utils import timezone
 from accounts.models import LoginClaim
 from chips import services as chips
 from chips.models import Entry
+from core.errors import DomainError
 from fairplay.errors import CaseNotFound
 from fairplay.models import OPEN_STATUSES as OPEN
-from fairplay.models import Appeal, Case, CaseEvent, Report, Suspension
+from fairplay.models import Appeal, Case, CaseEvent, Report, SignInAddress, Suspension
 from games import selectors as games
 from store import selectors as store
 
@@ -124,11 +125,20 @@ def case_detail(*, case_id: int, staff: Any) -> dict[str, Any]:
         "chip_flow": chip_flow(user_ids),
         "links": links(user_ids),
         "games": game_ids,
-        "exports": [
-            games.export(game_id=game_id, user=staff)
-            for game_id in game_ids[-EXPORTS_PER_CASE:][::-1]
-        ],
+        "exports": _exports(game_ids[-EXPORTS_PER_CASE:][::-1], staff),
     }
+
+
+def _exports(game_ids: list[str], staff: Any) -> list[dict[str, Any]]:
+    """The sealed exports of these games; a game that cannot be read (an id evidence named
+    that no longer exists, a match not started) is left out rather than hiding the rest."""
+    out = []
+    for game_id in game_ids:
+        try:
+            out.append(games.export(game_id=game_id, user=staff))
+        except DomainError:
+            continue
+    return out
 
 
 def _event(event: CaseEvent) -> dict[str, Any]:
@@ -250,4 +260,23 @@ def my_sanctions(*, user: Any) -> dict[str, Any]:
         "suspensions": out_suspensions,
         "warnings": [{"reason": w.reason, "at": w.at} for w in warnings],
         "held_chips": chips.held_balance(user.pk),
+    }
+
+
+def export(user: Any) -> dict[str, Any]:
+    """``/me/export``'s ``fair_play``: the player's sanctions and appeals, the reports they
+    made, and the addresses they signed in from."""
+    reports = Report.objects.filter(reporter=user).order_by("id")
+    return {
+        **my_sanctions(user=user),
+        "reports": [
+            {"game": str(r.game_id), "seat": r.seat, "reason": r.reason, "text": r.text, "at": r.at}
+            for r in reports
+        ],
+        "sign_ins": [
+            {"address": address, "at": at}
+            for address, at in SignInAddress.objects.filter(user=user)
+            .order_by("id")
+            .values_list("address", "at")
+        ],
     }

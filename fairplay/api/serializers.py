@@ -208,3 +208,21 @@ class SanctionsSerializer(serializers.Serializer):
     suspensions = MySuspensionSerializer(many=True)
     warnings = WarningSerializer(many=True)
     held_chips = serializers.IntegerField(help_text="Winnings held while a case is open.")
+
+
+class MyReportSerializer(serializers.Serializer):
+    game = serializers.UUIDField()
+    seat = serializers.IntegerField()
+    reason = serializers.ChoiceField(choices=Report.Reason.choices)
+    text = serializers.CharField(allow_blank=True)
+    at = serializers.DateTimeField()
+
+
+class SignInAddressSerializer(serializers.Serializer):
+    address = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class FairPlayExportSerializer(SanctionsSerializer):
+    reports = MyReportSerializer(many=True, help_text="The reports I made.")
+    sign_ins = SignInAddressSerializer(many=True, help_text="Where I signed in from.")

@@ -259,3 +259,24 @@ def test_verify_ledger_names_chips_moved_without_a_decided_case(user_factory):
     assert ledger.problems() == [
         f"entry {posted.entry_id} (compensation:999:1) names no case staff decided"
     ]
+
+
+def test_a_game_the_evidence_names_that_cannot_be_read_is_left_out(
+    user_factory, auth_client_factory
+):
+    raise_flag("collusion", (user_factory().pk, user_factory().pk), games=["not-a-game"])
+    staff = staff_client(auth_client_factory, user_factory)
+    body = staff.get(f"/api/v1/staff/cases/{Case.objects.get().pk}").json()
+    assert body["exports"] == [] and body["chip_flow"] == {"games": [], "totals": {}}
+
+
+def test_the_admin_lists_cases_reports_suspensions_and_appeals(user_factory, client):
+    admin = user_factory(is_staff=True, is_superuser=True)
+    raise_flag("collusion", (user_factory().pk, user_factory().pk))
+    client.force_login(admin)
+    for page in ("case", "report", "suspension", "appeal"):
+        assert client.get(f"/admin/fairplay/{page}/").status_code == 200, page
+    case = Case.objects.get()
+    change = client.get(f"/admin/fairplay/case/{case.pk}/change/")
+    assert change.status_code == 200 and b"collusion" in change.content
+    assert client.get("/admin/fairplay/case/add/").status_code == 403  # read-only

@@ -217,3 +217,18 @@ def test_a_suspension_ends_the_accounts_tickets(user_factory, auth_client_factor
     tickets[1].refresh_from_db()
     assert (tickets[1].status, tickets[1].reason) == ("cancelled", "member_left")
     assert matcher.match_once() == 0  # two left searching: no table of three
+
+
+def test_the_export_holds_the_players_fair_play_records(auth_client_factory, user_factory):
+    player = user_factory()
+    staff = staff_client(auth_client_factory, user_factory)
+    suspend(staff, player.username, reason="abuse")
+    token = log_in(player.username)["suspension"]["appeal_token"]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    exported = client.get("/api/v1/me/export")
+    assert exported.status_code == 200  # a suspended account may still take its data
+    section = exported.json()["fair_play"]
+    assert section["suspended"] is True and section["suspensions"][0]["reason"] == "abuse"
+    assert [s["address"] for s in section["sign_ins"]] == ["127.0.0.1"]
+    assert section["reports"] == []
