@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "tournaments",
     "store",
     "fairplay",
+    "fairplay.detection",
     "web",
     "ops",
     "metrics",
@@ -735,6 +736,20 @@ TONGITS_GOOGLE_VOIDED_DAYS = int(os.environ.get("TONGITS_GOOGLE_VOIDED_DAYS", "3
 TONGITS_GOOGLE_PUBSUB_AUDIENCE = os.environ.get("TONGITS_GOOGLE_PUBSUB_AUDIENCE", "")
 TONGITS_GOOGLE_PUBSUB_SERVICE_ACCOUNT = os.environ.get("TONGITS_GOOGLE_PUBSUB_SERVICE_ACCOUNT", "")
 
+# --- Fair play's detection (fairplay/detection, docs/fair-play.md "Signals") ----------------
+
+# A pair's collusion score (twice the summed log-likelihood ratios of its signals against the
+# population's rates) at or above this raises a collusion flag; a feeder's chip-dumping score
+# toward one beneficiary at or above this, with at least DUMPING_MIN_CHIPS gained from them,
+# raises a chip_dumping flag; never before MIN_GAMES matches together. The defaults are the
+# simulation's (python -m fairplay.detection.simulate).
+TONGITS_FAIRPLAY_COLLUSION_THRESHOLD = env_float("TONGITS_FAIRPLAY_COLLUSION_THRESHOLD", 30.0)
+TONGITS_FAIRPLAY_CHIP_DUMPING_THRESHOLD = env_float("TONGITS_FAIRPLAY_CHIP_DUMPING_THRESHOLD", 25.0)
+TONGITS_FAIRPLAY_DUMPING_MIN_CHIPS = int(
+    os.environ.get("TONGITS_FAIRPLAY_DUMPING_MIN_CHIPS", "100")
+)
+TONGITS_FAIRPLAY_MIN_GAMES = int(os.environ.get("TONGITS_FAIRPLAY_MIN_GAMES", "3"))
+
 CELERY_BEAT_SCHEDULE = {
     "season-close": {"task": "tournaments.tasks.close_seasons", "schedule": 300.0},
     "tournaments-sweep": {
@@ -752,6 +767,8 @@ CELERY_BEAT_SCHEDULE = {
     "voided-purchases": {"task": "store.tasks.poll_voided_purchases", "schedule": 24 * 3600.0},
     # Finished matches' events packed into one archive row each (games.archive).
     "compact-events": {"task": "games.tasks.compact_events", "schedule": 600.0},
+    # Settled matches whose scoring message was lost (fairplay.detection.tasks).
+    "fairplay-sweep": {"task": "fairplay.detection.tasks.sweep", "schedule": 300.0},
 }
 
 # --- Logging -----------------------------------------------------------------------------------

@@ -357,6 +357,37 @@ class HardBot:
         best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
         return cands[best][0]
 
+    def answer_values(
+        self,
+        view: dict[str, Any],
+        history: list[dict[str, Any]] | None,
+        rng: random.Random,
+        deals: int = 120,
+    ) -> tuple[float, float]:
+        """The mean playout value of challenging and of folding a pending Draw call, from the
+        answering seat's own view, on ``deals`` common deals and without pruning: the fair-play
+        review (``fairplay.detection``) asks how much an answer cost the seat that gave it."""
+        k = read(view, history)
+        value = self._valuer(k, self.call_bonus)
+        sampler = self.sampler(k)
+        me = k.seat
+        hold = 1 << me if self.hold else 0
+        totals = [0.0, 0.0]
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for _ in range(deals):
+                world = sampler.sample(rng)
+                for i, challenge in enumerate((True, False)):
+                    sim = Sim(k, world, self.params, hold, self.own)
+                    _apply(sim, me, ("answer", challenge))
+                    sim.run()
+                    totals[i] += value(sim) + self._bias(("answer", challenge))
+        finally:
+            if collecting:
+                gc.enable()
+        return totals[0] / deals, totals[1] / deals
+
     def sampler(self, k: Knowledge) -> Sampler:
         """What deals this decision's hidden cards, with this bot's options."""
         return self.sampler_class(
