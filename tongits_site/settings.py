@@ -743,7 +743,7 @@ TONGITS_GOOGLE_PUBSUB_SERVICE_ACCOUNT = os.environ.get("TONGITS_GOOGLE_PUBSUB_SE
 # toward one beneficiary at or above this, with at least DUMPING_MIN_CHIPS gained from them,
 # raises a chip_dumping flag; never before MIN_GAMES matches together. The defaults are the
 # simulation's (python -m fairplay.detection.simulate).
-TONGITS_FAIRPLAY_COLLUSION_THRESHOLD = env_float("TONGITS_FAIRPLAY_COLLUSION_THRESHOLD", 30.0)
+TONGITS_FAIRPLAY_COLLUSION_THRESHOLD = env_float("TONGITS_FAIRPLAY_COLLUSION_THRESHOLD", 60.0)
 TONGITS_FAIRPLAY_CHIP_DUMPING_THRESHOLD = env_float("TONGITS_FAIRPLAY_CHIP_DUMPING_THRESHOLD", 25.0)
 TONGITS_FAIRPLAY_DUMPING_MIN_CHIPS = int(
     os.environ.get("TONGITS_FAIRPLAY_DUMPING_MIN_CHIPS", "100")

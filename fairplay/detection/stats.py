@@ -69,7 +69,7 @@ class Thresholds:
     a beneficiary who gained at least ``dumping_min_chips`` from them; no flag before
     ``min_games`` matches together."""
 
-    collusion: float = 30.0
+    collusion: float = 60.0
     chip_dumping: float = 25.0
     dumping_min_chips: int = 100
     min_games: int = 3
