@@ -9,7 +9,7 @@ PO_FILES := $(wildcard tongits_site/locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 
 .DEFAULT_GOAL := help
-.PHONY: help install messages run cluster chaos backup restore restore-drill rolling-restart bench-cluster manage test lint bench bench-audit bench-moves bench-storage bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push bench-tournament simulate ladder fairplay-sim
+.PHONY: help install messages run cluster chaos backup restore restore-drill rolling-restart bench-cluster manage test lint bench bench-audit bench-moves bench-storage bench-api bench-auth bench-chips bench-streams bench-players bench-bots bench-matchmaking bench-push bench-tournament simulate ladder fairplay-sim bench-fairplay
 
 help:
 	@echo "make run       web + Celery worker + scheduler + beat on 0.0.0.0:8000 (embedded PostgreSQL by default)"
@@ -37,6 +37,7 @@ help:
 	@echo "make bench-push    move to Web Push at a local push service, 20 tables; then a burst of 3,000 pushes to stand-ins of Web Push, FCM and APNs: pushes/s, worker CPU a push (needs PostgreSQL, Redis)"
 	@echo "make bench-tournament  a tournament of 27 (9 people, 18 bots) from start to payout (needs PostgreSQL, Redis)"
 	@echo "make simulate  100 bot matches, seed 1"
+	@echo "make bench-fairplay  the fair-play scoring's CPU per settled match (needs PostgreSQL)"
 	@echo "make fairplay-sim  honest, colluding and dumping bots: the share of each flagged (docs/fair-play.md; minutes)"
 	@echo "make ladder     the bot levels against each other: docs/bots.md's tables and ratings (about 40 min)"
 	@echo "make install   create .venv and install the project with dev extras; npm ci (axe-core)"
@@ -177,6 +178,10 @@ bench-tournament: $(STAMP) $(MO_FILES)
 
 simulate: $(STAMP)
 	$(PY) -m games.rules.simulate --matches 100 --seed 1
+
+# What scoring a settled match for fair play costs the worker (scripts/bench_fairplay.py).
+bench-fairplay: $(STAMP) $(MO_FILES)
+	$(PY) scripts/bench_fairplay.py
 
 # The fair-play detection against colluding and dumping bots (docs/fair-play.md "The simulation").
 fairplay-sim: $(STAMP)

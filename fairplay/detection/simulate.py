@@ -323,9 +323,9 @@ def _shares(series: list[Series], n: int, flagged: set, kinds: dict[int, str]) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--honest-pairs", type=int, default=400)
-    parser.add_argument("--colluding-pairs", type=int, default=40)
-    parser.add_argument("--feeders", type=int, default=20)
+    parser.add_argument("--honest-pairs", type=int, default=200)
+    parser.add_argument("--colluding-pairs", type=int, default=20)
+    parser.add_argument("--feeders", type=int, default=10)
     parser.add_argument("--matches", type=int, default=50, help="matches each pair plays")
     parser.add_argument("--checkpoints", default="10,25,50")
     parser.add_argument("--collusion", type=float, default=Thresholds.collusion)
