@@ -150,29 +150,35 @@ def _totals(**where: Any) -> Totals:
     return Totals(Counts(**{f: int(v or 0) for f, v in sums.items()}), pairs)
 
 
-def collusion_of(a: int, b: int) -> tuple[float, dict[str, Any]]:
-    return collusion(pair_counts(a, b), pair_counts(b, a), _totals(a=a), _totals(a=b), _totals())
-
-
-def dumping_of(feeder: int, beneficiary: int) -> tuple[float, dict[str, Any]]:
-    return chip_dumping(pair_counts(feeder, beneficiary), _totals())
-
-
 def judge(accounts: Iterable[int]) -> list[Flag]:
     """The flags due for the pairs of these accounts that were not raised before (or whose
-    score has since doubled), recorded as raised."""
+    score has since doubled), recorded as raised. The population's and each account's sums
+    are read once per call."""
     limits = thresholds()
+    people = sorted(set(accounts))
+    if len(people) < 2:
+        return []
+    pop = _totals()
+    own = {a: _totals(a=a) for a in people}
+    pairs = {(a, b): pair_counts(a, b) for a in people for b in people if a != b}
+
+    def pair_of(a: int, b: int) -> Counts:
+        return pairs[(a, b)]
+
+    def collusion_of(a: int, b: int) -> tuple[float, dict[str, Any]]:
+        return collusion(pairs[(a, b)], pairs[(b, a)], own[a], own[b], pop)
+
+    def dumping_of(feeder: int, beneficiary: int) -> tuple[float, dict[str, Any]]:
+        return chip_dumping(pairs[(feeder, beneficiary)], pop)
+
     out = []
-    for kind, accs, score, parts in judge_pairs(
-        accounts, limits, collusion_of, dumping_of, pair_counts
-    ):
+    for kind, accs, score, parts in judge_pairs(people, limits, collusion_of, dumping_of, pair_of):
         key = ",".join(str(a) for a in accs)
-        games = pair_counts(accs[0], accs[1]).games
         before = RaisedFlag.objects.filter(kind=kind, accounts=key).first()
         if before is not None and score < 2 * before.score:
             continue
         RaisedFlag.objects.update_or_create(
-            kind=kind, accounts=key, defaults={"score": score, "games": games}
+            kind=kind, accounts=key, defaults={"score": score, "games": pair_of(*accs).games}
         )
         threshold = limits.collusion if kind == "collusion" else limits.chip_dumping
         out.append(_flag(kind, accs, score, threshold, parts))
