@@ -1,8 +1,9 @@
 """Chip dumping over HTTP, with a real worker: a feeder resigns match after match to the same
 account at a table played for chips. The worker settles each match, then scores it (a task of
 its own, after the settlement); on the default thresholds a chip_dumping flag naming the
-beneficiary, the feeder and the chips is raised within 10 matches, once. The projections then
-equal a rebuild, and a tampered pair row is found by ``fairplay_signals --check``."""
+beneficiary, the feeder and the chips is raised within 10 matches, once, and fair play opens a
+case that staff see in their queue. The projections then equal a rebuild, and a tampered pair
+row is found by ``fairplay_signals --check``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.core.management import CommandError, call_command
 from fairplay.detection import projections
 from fairplay.detection.models import PairSignal, ScoredMatch
 from fairplay.detection.signals import flag_raised
+from fairplay.models import Case
 from games.rules.bots import NormalBot
 from tests.accounts.support import register
 from tests.api.games_support import game_url, get_view, post_command, table_url
@@ -69,7 +71,12 @@ def play_a_match(main, feeder) -> str:
     raise AssertionError("the match did not end")
 
 
-def test_a_feeder_resigning_to_one_account_is_flagged_within_ten_matches(worker, settings):  # noqa: F811
+def test_a_feeder_resigning_to_one_account_is_flagged_within_ten_matches(
+    worker,  # noqa: F811
+    settings,
+    auth_client_factory,
+    user_factory,
+):
     settings.TONGITS_SIGNUP_GRANT = 2000
     raised = []
 
@@ -106,6 +113,18 @@ def test_a_feeder_resigning_to_one_account_is_flagged_within_ten_matches(worker,
         paid = main.get(f"/api/v1/matches/{game_id}").json()["settlement"]["paid"]
         flow += max(0, min(-paid[1], paid[0]))  # seat 0 the main, seat 1 the feeder
     assert fed.chips == flow
+
+    # Fair play heard the flag: an open case names the beneficiary and the feeder, with the chips.
+    case = Case.objects.get(kind="chip_dumping")
+    members = list(case.members.order_by("position").values_list("user_id", flat=True))
+    assert members == [main.user_id, feeder.user_id] and case.hold
+    logged = case.events.get(type="flag").data
+    assert logged["evidence"]["chip_flow"][f"{feeder.user_id}_to_{main.user_id}"] == fed.chips
+    staff = auth_client_factory(user_factory(is_staff=True))
+    queue = staff.get("/api/v1/staff/cases").json()
+    assert [(c["kind"], c["accounts"]) for c in queue] == [
+        ("chip_dumping", [main.username, feeder.username])
+    ]
 
     # Scoring twice changes nothing and raises nothing.
     assert projections.project(games[0]) == "already_scored"
