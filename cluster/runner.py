@@ -238,6 +238,11 @@ def describe(layout: Layout, state: State, runner_pid: int) -> dict[str, Any]:
                 "role": role,
                 "state": info.get("statename", "UNKNOWN"),
                 "log": str(layout.logs / f"{name}.log"),
+                "metrics": (
+                    layout.metrics_url(name)
+                    if name in (*topology.WEB_NODES, *topology.EXPORTERS)
+                    else None
+                ),
             }
         )
     return {
@@ -430,7 +435,7 @@ def run(layout: Layout, direct_node: bool = False) -> int:
         with locked(layout):
             state = State.load(layout)
             write_files(layout, state, user)
-        for node in topology.WEB_NODES:  # each node's metrics start empty
+        for node in (*topology.WEB_NODES, *topology.EXPORTERS):  # metrics start empty
             shutil.rmtree(layout.metrics_dir(node), ignore_errors=True)
             layout.metrics_dir(node).mkdir(parents=True)
         proc = start_supervisord(layout, app_environment(layout, state))
@@ -443,8 +448,8 @@ def run(layout: Layout, direct_node: bool = False) -> int:
                 f"haproxy   {layout.url}/ in front of {', '.join(topology.WEB_NODES)}; "
                 f"pgbouncer on {layout.port_of('pgbouncer')}, Redis on {layout.port_of('redis')}"
             )
-            for node in topology.WEB_NODES:
-                log(f"metrics   {node}: http://127.0.0.1:{layout.port_of(node)}/metrics")
+            for node in (*topology.WEB_NODES, *topology.EXPORTERS):
+                log(f"metrics   {node}: {layout.metrics_url(node)}")
             log(f"components and pids in {layout.description_file}")
             log(f"started in {time.monotonic() - started:.1f} s; Ctrl-C stops everything")
         interval = float(os.environ.get("TONGITS_SWEEP_INTERVAL_SECONDS") or 10.0)

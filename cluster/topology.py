@@ -31,7 +31,16 @@ OFFSETS = {
     "web-1": 11,
     "web-2": 12,
     DIRECT_NODE: 13,
+    # The metrics endpoints of the processes without a web server (metrics/exporter.py).
+    "worker-1": 31,
+    "worker-2": 32,
+    "scheduler-1": 33,
+    "scheduler-2": 34,
+    "notifier": 35,
+    "beat": 36,
 }
+#: The processes that serve their metrics on an endpoint of their own (each with its own files).
+EXPORTERS = ("worker-1", "worker-2", "scheduler-1", "scheduler-2", "notifier", "beat")
 DEFAULT_PORT = 8100
 DEFAULT_BASE_PORT = 18100
 #: Web processes per node: two nodes of two fill two cores, as make run's three do.
@@ -84,8 +93,20 @@ class Layout:
         return self.root / "run"
 
     def metrics_dir(self, node: str) -> Path:
-        """A web node's prometheus-client multiprocess files (its /metrics sums them)."""
+        """A web node's or an exporter's prometheus-client multiprocess files (its /metrics
+        sums them)."""
         return self.root / "metrics" / node
+
+    def metrics_url(self, name: str) -> str:
+        """Where a web node or an exporter (``EXPORTERS``) answers its metrics."""
+        return f"http://127.0.0.1:{self.port_of(name)}/metrics"
+
+    def metrics_env(self, name: str) -> dict[str, str]:
+        """An exporter's environment: its files, and its endpoint's port."""
+        return {
+            "PROMETHEUS_MULTIPROC_DIR": str(self.metrics_dir(name)),
+            "TONGITS_METRICS_PORT": str(self.port_of(name)),
+        }
 
     @property
     def logs(self) -> Path:
@@ -441,12 +462,37 @@ def programs(layout: Layout, pg_bin: Path, user: str | None, primary: str) -> li
                 "worker",
                 40 + i,
                 stopwaitsecs=20,
+                environment=layout.metrics_env(node),
             )
         )
     for i, name in enumerate(SCHEDULERS):
-        out.append(Program(name, [py, "manage.py", "run_scheduler"], "scheduler", 45 + i))
-    out.append(Program("notifier", [py, "manage.py", "run_notifier"], "notifier", 47))
-    out.append(Program("beat", [*celery, "beat", "--loglevel=INFO"], "beat", 48))
+        out.append(
+            Program(
+                name,
+                [py, "manage.py", "run_scheduler"],
+                "scheduler",
+                45 + i,
+                environment=layout.metrics_env(name),
+            )
+        )
+    out.append(
+        Program(
+            "notifier",
+            [py, "manage.py", "run_notifier"],
+            "notifier",
+            47,
+            environment=layout.metrics_env("notifier"),
+        )
+    )
+    out.append(
+        Program(
+            "beat",
+            [*celery, "beat", "--loglevel=INFO"],
+            "beat",
+            48,
+            environment=layout.metrics_env("beat"),
+        )
+    )
     for i, node in enumerate(WEB_NODES):
         out.append(
             Program(

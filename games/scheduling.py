@@ -51,6 +51,7 @@ from core import listening
 from games.application import timing
 from games.models import Game
 from games.projection import SERVER_WORK, server_delay
+from metrics import instruments
 from ops.models import Heartbeat
 
 logger = logging.getLogger(__name__)
@@ -233,6 +234,7 @@ def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:
             claimed_at = time.monotonic()
             try:
                 run_due()
+                instruments.loop_beat.labels("scheduler").set(time.time())
             except Exception:
                 logger.exception("scheduler: claim failed; retrying")
                 connection.close()

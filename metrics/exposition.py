@@ -5,7 +5,8 @@ Read at each scrape, by the process that answers it (a few indexed or small read
 
 - ``tongits_heartbeat_age_seconds{part}``: seconds since each heartbeat row (the sweeper's;
   /healthz calls it late past three sweep intervals);
-- ``tongits_celery_queue_depth{queue}``: messages waiting in each Redis queue of the broker;
+- ``tongits_celery_queue_depth{queue}``: messages waiting in each Redis queue of the broker
+  (the default queue and the bots' ``TONGITS_BOT_QUEUE``);
 - ``tongits_notifier_lag_seconds{channel}``: how long the oldest due push or webhook delivery
   has waited past its time (0 when none waits);
 - ``tongits_ledger_balance{kind}`` and ``tongits_ledger_in_play{kind}``: the chips ledger's
@@ -70,6 +71,9 @@ class ScrapeCollector(Collector):
         if not url.startswith(("redis://", "rediss://")):
             return
         queues = [getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", None) or "celery"]
+        bots = str(getattr(settings, "TONGITS_BOT_QUEUE", "") or "")
+        if bots and bots not in queues:
+            queues.append(bots)  # the bots' moves, served by a worker of their own
         try:
             import redis
 

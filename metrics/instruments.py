@@ -20,6 +20,10 @@ from prometheus_client import Counter, Gauge, Histogram
 #: Request durations: a REST answer takes milliseconds, a stream lives for minutes.
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
 LAG_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+#: A move reaches the other seats' streams in milliseconds on a healthy node.
+FANOUT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+#: A queued task starts within milliseconds when a worker is free, seconds behind a backlog.
+QUEUE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0)
 
 requests = Histogram(
     "tongits_http_request_duration_seconds",
@@ -34,6 +38,13 @@ streams = Gauge(
     ["kind"],
     multiprocess_mode="livesum",
 )
+fanout_lag = Histogram(
+    "tongits_stream_fanout_lag_seconds",
+    "From an event's append (its recorded_at) to its frame handed to each open game stream that "
+    "was following the game live (not a stream's catch-up on opening, not a delayed "
+    "spectator's held-back events).",
+    buckets=FANOUT_BUCKETS,
+)
 commands = Counter(
     "tongits_commands_total", "Commands and other writes appended to games (one per append)."
 )
@@ -43,6 +54,20 @@ tasks = Histogram(
     "Celery tasks run, by task name and end state: from the task's start to its end.",
     ["task", "state"],
     buckets=LAG_BUCKETS,
+)
+task_queue = Histogram(
+    "tongits_task_queue_seconds",
+    "Celery tasks by name: from the task's publishing (or, for one queued with a countdown, "
+    "the time it was due) to its start in a worker.",
+    ["task"],
+    buckets=QUEUE_BUCKETS,
+)
+loop_beat = Gauge(
+    "tongits_loop_heartbeat_timestamp_seconds",
+    "When each looping part (scheduler, notifier) last finished a pass (Unix time): now minus "
+    "this is its age.",
+    ["part"],
+    multiprocess_mode="max",
 )
 settlement_lag = Histogram(
     "tongits_settlement_lag_seconds",

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection
 
 from core import listening
+from metrics import instruments
 from notifications import outbox, push, webhooks
 from notifications.projector import Projector
 from notifications.tasks import DELIVER_PUSHES, DELIVER_WEBHOOK
@@ -96,7 +97,9 @@ def run_notifier(stop: threading.Event, *, poll: float = POLL_SECONDS) -> None:
         while not stop.is_set():
             started = time.monotonic()
             try:
-                if step(projector, queue):
+                busy = step(projector, queue)
+                instruments.loop_beat.labels("notifier").set(time.time())
+                if busy:
                     continue
             except Exception:
                 logger.exception("notifier: run failed; retrying")

@@ -22,6 +22,7 @@ import signal
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from cluster import backup, control, harness, topology
 from games.rules.bots import GreedyBot
@@ -217,6 +219,36 @@ def test_a_match_through_haproxy_outlives_a_killed_web_node(cluster) -> None:
         f"{moves} moves of ours, {api.retried} retries, {reconnects} stream reconnects; "
         f"{victim} (pid {killed}) killed mid-match, back in HAProxy"
     )
+    # Every process without a web server serves its metrics where the cluster said: the bots'
+    # moves were queued and run on the worker nodes, the schedulers and the notifier loop.
+    urls = {c["name"]: c["metrics"] for c in described["components"] if c.get("metrics")}
+    assert set(urls) == {*topology.WEB_NODES, *topology.EXPORTERS}
+    log = cluster.log_text()
+    for name, url in urls.items():
+        assert f"metrics   {name}: {url}" in log, name
+    scraped = {name: _metric_samples(urls[name]) for name in topology.EXPORTERS}
+    bot_turns = sum(
+        value
+        for name in topology.WORKER_NODES
+        for (metric, labels), value in scraped[name].items()
+        if metric == "tongits_task_queue_seconds_count"
+        and ("task", "games.tasks.play_bot_turn") in labels
+    )
+    assert bot_turns >= 1, "no bot move's wait in the workers' metrics"
+    for part, names in (("scheduler", topology.SCHEDULERS), ("notifier", ("notifier",))):
+        for name in names:
+            key = ("tongits_loop_heartbeat_timestamp_seconds", (("part", part),))
+            assert scraped[name].get(key, 0) > 0, name
+
+
+def _metric_samples(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        text = answer.read().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def test_a_killed_web_master_leaves_only_its_replacements_workers_on_the_port(cluster) -> None:

@@ -271,7 +271,8 @@ def test_prometheus_scrapes_the_web_service_with_the_token_and_grafana_shows_it(
     assert services["prometheus"]["image"].split(":")[0] == "prom/prometheus"
     assert services["grafana"]["image"].split(":")[0] == "grafana/grafana"
     config = yaml.safe_load((COMPOSE.parent / "prometheus.yml").read_text())
-    [job] = config["scrape_configs"]
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    job = jobs["tongits-web"]
     assert job["metrics_path"] == "/metrics"
     assert job["static_configs"][0]["targets"] == ["web:8000"]
     assert job["authorization"]["credentials_file"] == "/tmp/metrics-token"
@@ -281,6 +282,19 @@ def test_prometheus_scrapes_the_web_service_with_the_token_and_grafana_shows_it(
     assert host in allowed and port == "8000"  # Django answers the scrape's Host
     web = _environment(services["web"])
     assert web["PROMETHEUS_MULTIPROC_DIR"] in {m.split(":")[0] for m in services["web"]["tmpfs"]}
+
+    # Every other application service serves its own metrics; Prometheus finds each by name.
+    processes = jobs["tongits-processes"]
+    assert processes["authorization"]["credentials_file"] == "/tmp/metrics-token"
+    [found] = processes["dns_sd_configs"]
+    exporting = set(APP_SERVICES) - {"web"}
+    assert set(found["names"]) == exporting
+    for name in exporting:
+        env = _environment(services[name])
+        assert env["TONGITS_METRICS_PORT"] == str(found["port"]), name
+        assert env["TONGITS_METRICS_ADDRESS"] == "0.0.0.0", name  # reached from prometheus
+        tmpfs = {m.split(":")[0] for m in services[name]["tmpfs"]}
+        assert env["PROMETHEUS_MULTIPROC_DIR"] in tmpfs, name
 
 
 def test_the_dashboard_plots_metrics_the_server_exports() -> None:

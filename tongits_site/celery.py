@@ -60,3 +60,14 @@ def _metrics_process_gone(pid: int | None = None, **kwargs: Any) -> None:
         from prometheus_client import multiprocess
 
         multiprocess.mark_process_dead(pid or os.getpid())
+
+
+@signals.worker_ready.connect
+@signals.beat_init.connect
+def _serve_metrics(sender: Any = None, **kwargs: Any) -> None:
+    """A worker's (its main process, once its pool has started) or beat's own metrics endpoint,
+    when ``TONGITS_METRICS_PORT`` asks for one (metrics.exporter): under ``make cluster`` and
+    compose no web process reads their metrics files."""
+    from metrics import exporter
+
+    exporter.serve_if_asked("beat" if kwargs.get("signal") is signals.beat_init else "worker")

@@ -171,6 +171,15 @@ async def _view_behind(hub: listener.GameHub, read: feed.GameRead, version: int)
     return view
 
 
+def _observe_fanout(hub: listener.GameHub, seqs: range) -> None:
+    """Each event just handed to a live follower: now minus its append (``recorded_at``)."""
+    now = time.time()
+    for seq in seqs:
+        row = hub.rows.get(seq)
+        if row is not None:
+            instruments.fanout_lag.observe(max(0.0, now - row.recorded_at.timestamp()))
+
+
 @dataclass(frozen=True)
 class GameSource:
     """More frames for a game's stream from an app above ``games`` (the table chat), which
@@ -200,6 +209,7 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
     async with live.game(opened.game_id) as hub, _following(hub, seat), _counted(opened):
         news, sources = hub.news, list(GAME_SOURCES)
         positions = [await db.run(source.start, opened) for source in sources]
+        following = False
         while True:
             # Taken before reading: a notice during the read wakes us.
             changed, gen = hub.changed, hub.gen
@@ -255,6 +265,9 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
                 out.append(frame("end", to_json({"reason": reason})))
             if out:
                 yield b"".join(out)
+                if following and seqs and not behind:
+                    _observe_fanout(hub, seqs)
+            following = True  # past the catch-up: what comes next was appended while open
             if read.done:
                 return
             while not await _quiet(live, hub, changed, gen):

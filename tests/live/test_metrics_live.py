@@ -73,3 +73,30 @@ def test_requests_are_counted_once_by_route_and_streams_while_open(metered: Live
     assert _open(closed, "me") == 0 and _open(closed, "game") == 0
     # The streams count as requests once they end, by their route and status.
     assert _count(closed, "me-stream") - _count(after, "me-stream") == 2
+
+
+def _fanout(samples: dict) -> tuple[float, float]:
+    count = samples.get(("tongits_stream_fanout_lag_seconds_count", ()), 0.0)
+    return count, samples.get(("tongits_stream_fanout_lag_seconds_sum", ()), 0.0)
+
+
+def test_fanout_lag_counts_each_live_event_once_per_following_stream(metered: Live) -> None:
+    url = metered.url
+    players = [metered.player() for _ in range(3)]
+    game_id = metered.table(players)
+    readers = [metered.stream(f"/api/v1/games/{game_id}/stream", p) for p in players[:2]]
+    version = metered.view(players[0], game_id)["version"]
+    for reader in readers:
+        reader.until_view(version)  # the catch-up, which is no fan-out
+    before = _samples(url)
+    assert _fanout(before) == (0.0, 0.0)
+    result = metered.play_one(players, game_id)
+    assert result is not None
+    appended = result["version"] - version
+    assert appended >= 1
+    for reader in readers:
+        reader.until_view(result["version"])
+    count, total = _fanout(_samples(url))
+    # Each stream handed each new event once; each within the seconds a loaded machine takes.
+    assert count == 2 * appended
+    assert 0.0 <= total < 2 * appended * 5.0

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from games import scheduling
+from metrics import exporter
 
 
 class Command(BaseCommand):
@@ -29,6 +30,7 @@ class Command(BaseCommand):
         ]
         for thread in companions:
             thread.start()
+        exporter.serve_if_asked("scheduler")
         self.stdout.write("scheduler: running")
         self.stdout.flush()
         try:

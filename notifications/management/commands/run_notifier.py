@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from metrics import exporter
 from notifications import runner
 
 
@@ -19,6 +20,7 @@ class Command(BaseCommand):
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
+        exporter.serve_if_asked("notifier")
         self.stdout.write("notifier: running")
         self.stdout.flush()
         runner.run_notifier(stop)
