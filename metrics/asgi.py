@@ -50,7 +50,8 @@ def _report_pool() -> None:
 
 
 def counted(app: App) -> App:
-    """``app`` with each HTTP request observed in ``instruments.requests``."""
+    """``app`` with each HTTP request observed in ``instruments.requests`` and, while it is
+    being served, counted in ``instruments.in_progress``."""
 
     async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -58,6 +59,9 @@ def counted(app: App) -> App:
             return
         started = time.perf_counter()
         status = [0]
+        name = route(scope.get("path", ""))
+        arrived = instruments.in_progress.labels(name)
+        arrived.inc()
 
         async def sending(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -68,8 +72,9 @@ def counted(app: App) -> App:
             await app(scope, receive, sending)
         finally:
             instruments.requests.labels(
-                route(scope.get("path", "")), scope.get("method", ""), str(status[0] or 499)
+                name, scope.get("method", ""), str(status[0] or 499)
             ).observe(time.perf_counter() - started)
+            arrived.dec()  # after the count: at 0 every request received is counted
             _report_pool()
 
     return application

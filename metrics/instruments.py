@@ -32,6 +32,13 @@ requests = Histogram(
     ["route", "method", "status"],
     buckets=REQUEST_BUCKETS,
 )
+in_progress = Gauge(
+    "tongits_http_requests_in_progress",
+    "HTTP requests by route that have arrived and are not yet counted in the request histogram "
+    "(streams while open): once it is 0, every request the server received is counted there.",
+    ["route"],
+    multiprocess_mode="livesum",
+)
 streams = Gauge(
     "tongits_streams_open",
     "Live streams open now (game: /games/{id}/stream, me: /me/stream).",

@@ -34,6 +34,14 @@ fixed costs; playing: at the end of the step), and errors (5xx, refused,
 timed out, unexpected answers) and dropped streams. At the end, the largest step that met both
 targets (POST p99 <= 100 ms, stream p95 <= 100 ms, no error, no dropped stream).
 
+It also checks the server's ``/metrics`` against what the players did: at each step, the
+open-stream gauge beside the streams the players hold and what a scrape costs the process
+that answers it; at the end, the requests the players sent, by kind and by the status they
+read, beside the request histogram's counts. The two are equal by construction: once the
+players stop they send nothing more (their counts are final), the POSTs in flight get their
+answers, every connection closes, and the comparison waits until the server has no request in
+progress (``tongits_http_requests_in_progress``: a request leaves it only after it is counted).
+
 A benchmark, not a test: it asserts nothing. Run it on a quiet machine.
 """
 
@@ -95,9 +103,21 @@ def make_tables(database_url: str, count: int, tag: str) -> list[tuple[str, list
 # ---------------------------------------------------------------- the players (asyncio)
 
 
-#: Requests this load process has sent (each stream's opening is one), for the comparison
-#: with the server's request histogram at the end (``/metrics``).
-SENT = [0]
+#: Requests this load process has sent (each stream's opening is one), by kind ("commands",
+#: "stream"), and the answers' statuses it read, by kind and status, for the comparison with
+#: the server's request histogram at the end (``/metrics``).
+SENT: dict[str, int] = {}
+ANSWERED: dict[tuple[str, int], int] = {}
+#: Set when the players stop: no request is sent after it (``Http.send`` refuses), so the counts
+#: above are final however the players' tasks end (a cancelled ``wait_for`` can swallow its
+#: cancellation and let a player post again).
+STOPPING = [False]
+#: Every connection the players opened, closed when they stop.
+CONNECTIONS: list[Any] = []
+
+
+def kind_of(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
 
 
 class Http:
@@ -112,6 +132,8 @@ class Http:
         ).encode()
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.kind = ""
+        CONNECTIONS.append(self)
 
     async def connect(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
@@ -124,10 +146,13 @@ class Http:
         self.reader = self.writer = None
 
     async def send(self, method: str, path: str, body: bytes = b"", extra: bytes = b"") -> None:
+        if STOPPING[0]:  # counted requests are final once the players stop
+            raise ConnectionAbortedError("the players are stopping")
         if self.writer is None:
             await self.connect()
         assert self.writer is not None
-        SENT[0] += 1
+        self.kind = kind_of(path)
+        SENT[self.kind] = SENT.get(self.kind, 0) + 1
         self.writer.write(
             b"%s %s HTTP/1.1\r\n%s%sContent-Length: %d\r\n\r\n%s"
             % (method.encode(), path.encode(), self.head, extra, len(body), body)
@@ -141,7 +166,9 @@ class Http:
         for line in lines[1:]:
             name, _, value = line.partition(b":")
             headers[name.strip().lower()] = value.strip().lower()
-        return int(lines[0].split(b" ", 2)[1]), headers
+        status = int(lines[0].split(b" ", 2)[1])
+        ANSWERED[(self.kind, status)] = ANSWERED.get((self.kind, status), 0) + 1
+        return status, headers
 
     async def chunk(self) -> bytes:
         """One chunk of a chunked body (b"" at its end)."""
@@ -216,6 +243,7 @@ class Players:
         self.tasks: list[asyncio.Task] = []
         self.tables: list[Table] = []
         self.released = asyncio.Event()
+        self.posting = 0  # POSTs sent and not yet answered
 
     def note_seen(self, table: Table, seat: int, seq: int, now: float) -> None:
         answered = table.answered.get(seq)
@@ -264,6 +292,9 @@ class Players:
                 command = self.bot.choose(view["view"], view["legal_commands"], self.rng)
                 body = orjson.dumps({"command": command, "expected_version": view["version"]})
                 sent = time.perf_counter()
+                if STOPPING[0]:
+                    return
+                self.posting += 1
                 try:
                     status, data = await asyncio.wait_for(
                         commands.call("POST", f"/api/v1/games/{table.game}/commands", body), 30
@@ -272,6 +303,8 @@ class Players:
                     commands.close()
                     self.error(f"POST {type(exc).__name__}")
                     return
+                finally:
+                    self.posting -= 1
                 now = time.perf_counter()
                 if status == 200:
                     answer = orjson.loads(data)
@@ -289,7 +322,7 @@ class Players:
                     self.error(f"POST {status} {data[:120]!r}")
                     return
 
-        while True:
+        while not STOPPING[0]:
             try:
                 await stream.send(
                     "GET",
@@ -377,10 +410,20 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
                 window, players.window = players.window, None
                 conn.send(("window", window))
             elif message[0] == "stop":
-                for task in players.tasks:
+                # No request after this; the POSTs in flight get their answers (or fail), then
+                # every task ends and every connection closes: the counts are final.
+                STOPPING[0] = True
+                deadline = time.monotonic() + 120
+                while players.posting and time.monotonic() < deadline:
+                    await asyncio.sleep(0.1)
+                pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+                for task in pending:
                     task.cancel()
-                await asyncio.sleep(0.5)  # the cancelled players close their connections
-                conn.send(("stopped", SENT[0]))
+                await asyncio.gather(*pending, return_exceptions=True)
+                for http in CONNECTIONS:
+                    http.close()
+                await asyncio.sleep(0.5)  # the closes reach the server
+                conn.send(("stopped", dict(SENT), dict(ANSWERED)))
                 return
 
     uvloop.run(run())  # the server's event loop too: the players cost the shared cores less
@@ -568,6 +611,64 @@ def scrape(port: int) -> dict[str, float]:
     return sums
 
 
+#: The server's route (the URL pattern's name) of each kind of request the players send.
+ROUTES = {"commands": "game-commands", "stream": "game-stream"}
+
+
+def scrape_requests(port: int) -> tuple[dict[tuple[str, str], float], float]:
+    """The request histogram's counts by (route, status), and the requests in progress (arrived,
+    not yet counted), without /healthz and /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as answer:
+        text = answer.read().decode()
+    counts: dict[tuple[str, str], float] = {}
+    in_progress = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            route = sample.labels.get("route")
+            if route in ("healthz", "metrics"):
+                continue
+            if sample.name == "tongits_http_requests_in_progress":
+                in_progress += sample.value
+            elif sample.name == "tongits_http_request_duration_seconds_count":
+                key = (route, sample.labels.get("status", ""))
+                counts[key] = counts.get(key, 0.0) + sample.value
+    return counts, in_progress
+
+
+def print_requests(
+    run: int,
+    sent_by: dict[str, int],
+    answered: dict[tuple[str, int], int],
+    counted: dict[tuple[str, str], float],
+) -> None:
+    """Requests sent against counted, in all and by kind and status: the players' side (sent,
+    and the statuses they read) beside the server's request histogram."""
+    sent, total = sum(sent_by.values()), sum(counted.values())
+    print(
+        f"run {run}: requests sent by the players {sent}, counted by /metrics {total:.0f}"
+        f"{'' if total == sent else '  MISMATCH'}",
+        flush=True,
+    )
+    for kind, route in ROUTES.items():
+        read = {str(status): n for (k, status), n in answered.items() if k == kind}
+        server = {status: n for (r, status), n in counted.items() if r == route}
+        statuses = sorted(set(read) | set(server))
+        detail = ", ".join(
+            f"{status}: read {read.get(status, 0)} / counted {server.get(status, 0):.0f}"
+            for status in statuses
+        )
+        print(
+            f"{'':>6} {kind}: sent {sent_by.get(kind, 0)}, counted "
+            f"{sum(server.values()):.0f} ({detail})",
+            flush=True,
+        )
+    other = {key: n for key, n in counted.items() if key[0] not in ROUTES.values()}
+    if other:
+        print(f"{'':>6} other routes counted: {other}", flush=True)
+
+
 def scrape_cost(before: dict[str, float], after: dict[str, float]) -> float:
     """CPU seconds a scrape cost the answering web process, between two scrapes."""
     scrapes = after.get("tongits_metrics_scrapes_total", 0) - before.get(
@@ -638,7 +739,7 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
     )
     settle(args.database_url)
 
-    port = free_port()
+    port = args.port or free_port()
     servers = find_servers(args.database_url, args.broker)
     stack = start_stack(port, args.database_url, args.broker)
     rows: list[dict[str, Any]] = []
@@ -720,7 +821,8 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
             print_row(row)
             print(
                 f"{'':>6} /metrics: streams open {row['streams_gauge']:.0f} (the players hold "
-                f"{row['ready']}); a scrape {row['scrape_cpu_s'] * 1000:.1f} ms of CPU, "
+                f"{row['ready']}{'' if row['streams_gauge'] == row['ready'] else ': MISMATCH'}); "
+                f"a scrape {row['scrape_cpu_s'] * 1000:.1f} ms of CPU, "
                 f"{row['scrape_cpu_s'] / SCRAPE_INTERVAL_SECONDS * 100:.3f} % of a core at one "
                 f"scrape every {SCRAPE_INTERVAL_SECONDS:.0f} s",
                 flush=True,
@@ -731,19 +833,28 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
                     f"{row['idle_more_kib']:.0f} KiB each of the second half opened",
                     flush=True,
                 )
-        sent = sum(answer[1] for answer in ask([("stop",)] * args.procs))
-        counted = 0.0
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # until the server has seen every stream end
-            counted = scrape(port).get("tongits_http_request_duration_seconds_count", 0.0)
-            if counted >= sent:
-                break
+        stopped = ask([("stop",)] * args.procs)
+        sent_by: dict[str, int] = {}
+        answered: dict[tuple[str, int], int] = {}
+        for _, by_kind, by_status in stopped:
+            for kind, n in by_kind.items():
+                sent_by[kind] = sent_by.get(kind, 0) + n
+            for key, n in by_status.items():
+                answered[key] = answered.get(key, 0) + n
+        # The players sent nothing after their counts and closed every connection: once the
+        # server has no request in progress, every request it received is in the histogram.
+        counted, in_progress = scrape_requests(port)
+        drained = time.monotonic()
+        deadline = drained + 300
+        while in_progress and time.monotonic() < deadline:
             time.sleep(0.5)
+            counted, in_progress = scrape_requests(port)
         print(
-            f"run {run}: requests sent by the players {sent}, counted by /metrics "
-            f"{counted:.0f}{'' if counted == sent else '  MISMATCH'}",
+            f"run {run}: the server finished its last requests {time.monotonic() - drained:.1f} s "
+            f"after the players stopped; {in_progress:.0f} still in progress",
             flush=True,
         )
+        print_requests(run, sent_by, answered, counted)
     finally:
         for proc in procs:
             proc.join(10)
@@ -802,6 +913,7 @@ def main() -> int:
     parser.add_argument("--procs", type=int, default=2, help="load generator processes")
     parser.add_argument("--database-url", default=DATABASE)
     parser.add_argument("--broker", default=BROKER)
+    parser.add_argument("--port", type=int, default=0, help="the stack's port (0: a free one)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

@@ -4,6 +4,7 @@ answered without Django's handler too, and the stream gauge is the streams open 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +31,10 @@ def _count(samples: dict, route: str, status: str = "200", method: str = "GET") 
         (("method", method), ("route", route), ("status", status)),
     )
     return samples.get(key, 0.0)
+
+
+def _in_progress(samples: dict, route: str) -> float:
+    return samples.get(("tongits_http_requests_in_progress", (("route", route),)), 0.0)
 
 
 def _open(samples: dict, kind: str) -> float:
@@ -67,9 +72,19 @@ def test_requests_are_counted_once_by_route_and_streams_while_open(metered: Live
         == moves
     )
     assert _open(after, "me") == 2 and _open(after, "game") == 1
+    # Open streams are requests in progress: arrived, not yet in the histogram.
+    assert _in_progress(after, "me-stream") == 2 and _in_progress(after, "game-stream") == 1
+    assert _in_progress(after, "me") == 0
     for reader in [*readers, watching]:
         reader.close()
-    closed = _samples(url)
+    deadline = time.monotonic() + 10
+    while True:  # the server sees each client leave and ends its stream
+        closed = _samples(url)
+        streaming = _in_progress(closed, "me-stream") + _in_progress(closed, "game-stream")
+        if streaming == 0:
+            break
+        assert time.monotonic() < deadline, streaming
+        time.sleep(0.05)
     assert _open(closed, "me") == 0 and _open(closed, "game") == 0
     # The streams count as requests once they end, by their route and status.
     assert _count(closed, "me-stream") - _count(after, "me-stream") == 2
