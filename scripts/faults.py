@@ -58,7 +58,7 @@ ORPHAN_LIMIT_SECONDS = 5.0
 RESTART_LIMIT_SECONDS = 60.0
 
 
-def start(var_dir: Path, broker: str | None = None) -> Any:
+def start(var_dir: Path, broker: str | None = None, port: int = 0) -> Any:
     """`make run` with a short sweep interval and a bot delay that leaves the worker idle
     between moves; on the embedded broker, or on ``broker`` (Redis: a prefork worker)."""
     extra = {
@@ -66,7 +66,7 @@ def start(var_dir: Path, broker: str | None = None) -> Any:
         "TONGITS_BOT_DELAY_SECONDS": "0.2",
         **({"CELERY_BROKER_URL": broker} if broker else {}),
     }
-    stack = smoke.start_stack(var_dir, smoke.free_port(), extra)
+    stack = smoke.start_stack(var_dir, port or smoke.free_port(), extra)
     smoke.wait_healthy(stack, timeout=120)
     return stack
 
@@ -355,10 +355,11 @@ def main() -> int:
     parser.add_argument(
         "--broker", help="CELERY_BROKER_URL (Redis: the worker runs prefork, with pool children)"
     )
+    parser.add_argument("--port", type=int, default=0, help="the stack's port (0: a free one)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="tongits-faults-") as tmp:
-        stack = start(Path(tmp), args.broker)
+        stack = start(Path(tmp), args.broker, args.port)
         try:
             storm = healthz_under_login_storm(stack)
             print(f"faults: /healthz under 4 clients of wrong passwords: {storm}", flush=True)
