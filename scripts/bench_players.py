@@ -114,6 +114,12 @@ ANSWERED: dict[tuple[str, int], int] = {}
 STOPPING = [False]
 #: Every connection the players opened, closed when they stop.
 CONNECTIONS: list[Any] = []
+#: Requests sent again after a kept-alive connection failed before any answer (the first one
+#: counted in SENT too, though the server may never have read it).
+RETRIED = [0]
+#: Seconds after which a player's idle connection is closed before its next request: half the
+#: server's keep-alive (``WEB_KEEPALIVE``, 90 s as shipped); 0 never (``--client-idle``).
+CLIENT_IDLE_SECONDS = [float(os.environ.get("WEB_KEEPALIVE") or 90) / 2]
 
 
 def kind_of(path: str) -> str:
@@ -133,10 +139,12 @@ class Http:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.kind = ""
+        self.used = 0.0  # when its last answer was read
         CONNECTIONS.append(self)
 
     async def connect(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.used = time.monotonic()
         sock = self.writer.get_extra_info("socket")
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -178,8 +186,14 @@ class Http:
         return data[:-2]
 
     async def call(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
-        """One request; on a kept-alive connection the server closed while idle (its keep-alive
-        time-out), once more on a new one, as an app's HTTP client does."""
+        """One request. A connection idle for ``CLIENT_IDLE_SECONDS`` is closed first, as an
+        app's HTTP client closes its idle ones before the server's keep-alive time-out: a
+        request written just as the server closes the connection is lost unread (the server's
+        close with unread data resets it). On a kept-alive connection that fails before any
+        answer, once more on a new one (counted in ``RETRIED``)."""
+        idle = time.monotonic() - self.used
+        if self.writer is not None and 0 < CLIENT_IDLE_SECONDS[0] < idle:
+            self.close()
         reused = self.writer is not None
         try:
             return await self._call(method, path, body)
@@ -187,6 +201,7 @@ class Http:
             self.close()
             if not reused or (isinstance(exc, asyncio.IncompleteReadError) and exc.partial):
                 raise
+        RETRIED[0] += 1
         return await self._call(method, path, body)
 
     async def _call(self, method: str, path: str, body: bytes) -> tuple[int, bytes]:
@@ -203,6 +218,7 @@ class Http:
             data = b"".join(parts)
         if headers.get(b"connection") == b"close":
             self.close()
+        self.used = time.monotonic()
         return status, data
 
 
@@ -423,7 +439,7 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
                 for http in CONNECTIONS:
                     http.close()
                 await asyncio.sleep(0.5)  # the closes reach the server
-                conn.send(("stopped", dict(SENT), dict(ANSWERED)))
+                conn.send(("stopped", dict(SENT), dict(ANSWERED), RETRIED[0]))
                 return
 
     uvloop.run(run())  # the server's event loop too: the players cost the shared cores less
@@ -836,7 +852,8 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
         stopped = ask([("stop",)] * args.procs)
         sent_by: dict[str, int] = {}
         answered: dict[tuple[str, int], int] = {}
-        for _, by_kind, by_status in stopped:
+        retried = sum(answer[3] for answer in stopped)
+        for _, by_kind, by_status, _ in stopped:
             for kind, n in by_kind.items():
                 sent_by[kind] = sent_by.get(kind, 0) + n
             for key, n in by_status.items():
@@ -855,6 +872,11 @@ def one_run(args: argparse.Namespace, run: int) -> list[dict[str, Any]]:
             flush=True,
         )
         print_requests(run, sent_by, answered, counted)
+        print(
+            f"{'':>6} sent again after a kept-alive connection failed before any answer: "
+            f"{retried} (the first of each may never have reached the server)",
+            flush=True,
+        )
     finally:
         for proc in procs:
             proc.join(10)
@@ -913,8 +935,15 @@ def main() -> int:
     parser.add_argument("--procs", type=int, default=2, help="load generator processes")
     parser.add_argument("--database-url", default=DATABASE)
     parser.add_argument("--broker", default=BROKER)
+    parser.add_argument(
+        "--client-idle",
+        type=float,
+        default=CLIENT_IDLE_SECONDS[0],
+        help="seconds after which a player closes an idle connection (0: never)",
+    )
     parser.add_argument("--port", type=int, default=0, help="the stack's port (0: a free one)")
     args = parser.parse_args()
+    CLIENT_IDLE_SECONDS[0] = args.client_idle  # the load processes are forked: they inherit it
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print(
