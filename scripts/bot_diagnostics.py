@@ -6,8 +6,9 @@
     .venv/bin/python scripts/bot_diagnostics.py calibration --matches 24 --seed 11
     .venv/bin/python scripts/bot_diagnostics.py inference --matches 24 --seed 11
     .venv/bin/python scripts/bot_diagnostics.py rounds --matches 200 --seed 11
+    .venv/bin/python scripts/bot_diagnostics.py searches --matches 8 --seed 21
 
-All four play the ladder's matches (``--bots``, by default the hard bot against two normal
+All five play the ladder's matches (``--bots``, by default the hard bot against two normal
 bots, seats rotated as ``games.rules.ladder`` rotates them, the same match seeds).
 
 ``oracle``: the hard bot's deals come from the game's true state (the opponents' real hands and
@@ -42,6 +43,13 @@ hand size of it, the caller and the third seat; and at each of its turn starts w
 Draw, whether a call would have won there against the true hands, the opponents answering as their
 bots do: how many such calls it made, and in how many rounds it lost it had passed one up.
 
+``searches``: where the hard bot's search spends its CPU, by kind of decision (what its
+candidates are: ``discard`` with how many, ``draw`` at a turn's start, ``answer`` to a Draw call,
+``hold`` against exposing a meld): searches, share of the searching CPU (``time.thread_time``),
+CPU and deals a search (each deal played out once for each candidate still in), and how often
+the search chose what the ``normal`` bot would have played there (where the normal rule nearly
+always agrees, the search could be skipped).
+
 A benchmark-like tool, not a test: it asserts nothing.
 """
 
@@ -52,6 +60,7 @@ import math
 import random
 import statistics
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -68,10 +77,15 @@ from games.rules.bots.heuristics import (  # noqa: E402
     typical_deadwood,
 )
 from games.rules.bots.knowledge import read  # noqa: E402
-from games.rules.bots.normal import best_take, discard_score, feed_chance  # noqa: E402
+from games.rules.bots.normal import (  # noqa: E402
+    NormalBot,
+    best_take,
+    discard_score,
+    feed_chance,
+)
 from games.rules.bots.sampling import Sampler, World  # noqa: E402
 from games.rules.cards import BIT, FULL_DECK, mask_of_codes, parse_card  # noqa: E402
-from games.rules.engine import decide, legal_commands  # noqa: E402
+from games.rules.engine import command_key, decide, legal_commands  # noqa: E402
 from games.rules.events import DrawCalled, RoundEnded  # noqa: E402
 from games.rules.ladder import make_bot, match_seed, seating  # noqa: E402
 from games.rules.melds import SET, best_arrangement  # noqa: E402
@@ -523,9 +537,97 @@ def rounds_report(name: str, endings: list[Ending]) -> str:
     return "\n".join(lines)
 
 
+class CountingSampler(Sampler):
+    """The bot's own sampler, counting the deals it makes (one per deal of a search)."""
+
+    dealt = 0
+
+    def sample(self, rng: random.Random) -> World:
+        CountingSampler.dealt += 1
+        return super().sample(rng)
+
+
+class MeasuredHard(HardBot):
+    """The hard bot, recording each search: its kind, CPU, deals, whether normal agrees."""
+
+    sampler_class = CountingSampler
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.searches: list[tuple[str, float, bool, int]] = []
+        self._kind = ""
+        self._normal = NormalBot()
+
+    def _search(self, k: Any, cands: list, rng: random.Random) -> dict[str, Any]:
+        kind = cands[0][1][0]
+        self._kind = f"{kind} of {len(cands)}" if kind == "discard" else kind
+        dealt = CountingSampler.dealt
+        started = time.thread_time()
+        try:
+            return super()._search(k, cands, rng)
+        finally:
+            self._cpu = time.thread_time() - started
+            self._deals = CountingSampler.dealt - dealt
+
+    def choose(
+        self, view: dict, legal: list, rng: random.Random, history: Any = None
+    ) -> dict[str, Any]:
+        self._kind = ""
+        command = super().choose(view, legal, rng, history)
+        if self._kind:
+            normal = self._normal.choose(view, legal, random.Random(0), history)
+            agrees = command_key(normal) == command_key(command)
+            self.searches.append((self._kind, self._cpu, agrees, self._deals))
+        return command
+
+
+def searches_match(job: tuple[list[str], int, int, str]) -> list[tuple[str, float, bool, int]]:
+    specs, seed, index, rules = job
+    bots, seat = _seats(specs, index)
+    options = {key: value for key, value in vars(bots[seat]).items() if key in _OPTIONS}
+    bots[seat] = measured = MeasuredHard(**options)
+    play_match(bots, random.Random(match_seed(seed, index)), RuleSet.preset(rules))
+    return measured.searches
+
+
+#: The hard bot's constructor options ``searches`` copies from ``--bots``' first entry.
+_OPTIONS = (
+    "playouts",
+    "time_limit",
+    "max_discards",
+    "win_bonus",
+    "prune",
+    "check",
+    "first_check",
+    "indifferent",
+    "halving",
+)
+
+
+def searches_report(rows: list[tuple[str, float, bool, int]]) -> str:
+    total = sum(r[1] for r in rows) or 1.0
+    lines = ["kind          searches  CPU share  CPU ms a search  deals a search  normal agrees"]
+    for kind in sorted({r[0] for r in rows}):
+        mine = [r for r in rows if r[0] == kind]
+        cpu = sum(r[1] for r in mine)
+        agree = sum(r[2] for r in mine)
+        deals = sum(r[3] for r in mine)
+        lines.append(
+            f"{kind:<13} {len(mine):8d}  {cpu / total:9.1%}  {cpu / len(mine) * 1e3:15.1f}  "
+            f"{deals / len(mine):14.0f}  {agree / len(mine):13.0%}"
+        )
+    agree = sum(r[2] for r in rows)
+    lines.append(
+        f"all           {len(rows):8d}  {total:8.1f}s  {'':15}  {'':14}  {agree / len(rows):13.0%}"
+    )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("oracle", "calibration", "inference", "rounds"))
+    parser.add_argument(
+        "what", choices=("oracle", "calibration", "inference", "rounds", "searches")
+    )
     parser.add_argument("--bots", default="hard,normal,normal", help="entry 0 is measured")
     parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
@@ -578,6 +680,13 @@ def main() -> int:
             )
             return 0
         jobs4 = [(specs, args.seed, i, args.rules) for i in range(args.matches)]
+        if args.what == "searches":
+            rows4 = [r for m in pool.map(searches_match, jobs4, chunksize=1) for r in m]
+            if not rows4:
+                print("no search to measure")
+                return 1
+            print(searches_report(rows4))
+            return 0
         if args.what == "rounds":
             endings = [e for m in pool.map(rounds_match, jobs4, chunksize=1) for e in m]
             print(rounds_report(specs[0], endings))
