@@ -29,10 +29,15 @@ from fairplay.api.serializers import (
     SuspensionInputSerializer,
     SuspensionSerializer,
 )
+from fairplay.errors import CaseNotFound, SuspensionNotFound
 from ops.throttling import CommandThrottle
 
 TAGS = ["fair play"]
 STAFF_TAGS = ["fair play (staff)"]
+
+
+#: The largest id a row can have (PostgreSQL's bigint): a larger one in a path names nothing.
+MAX_ID = 2**63 - 1
 
 
 class ReportThrottle(CommandThrottle):
@@ -124,6 +129,8 @@ class StaffCaseApi(APIView):
         responses={200: CaseDetailSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request: Request, case_id: int) -> Response:
+        if case_id > MAX_ID:
+            raise CaseNotFound()
         found = selectors.case_detail(case_id=case_id, staff=request.user)
         return Response(CaseDetailSerializer(found).data)
 
@@ -143,6 +150,8 @@ class StaffDecisionApi(APIView):
         responses={201: DecisionSerializer, **error_responses(400, 401, 403, 404, 409, 415)},
     )
     def post(self, request: Request, case_id: int) -> Response:
+        if case_id > MAX_ID:
+            raise CaseNotFound()
         data = DecisionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         event = services.decide(case_id=case_id, staff=request.user, **data.validated_data)
@@ -179,6 +188,8 @@ class StaffSuspensionLiftApi(APIView):
         responses={201: LiftSerializer, **error_responses(400, 401, 403, 404, 409, 415)},
     )
     def post(self, request: Request, suspension_id: int) -> Response:
+        if suspension_id > MAX_ID:
+            raise SuspensionNotFound()
         data = LiftInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         lifted = services.lift(

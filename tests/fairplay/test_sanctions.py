@@ -232,3 +232,15 @@ def test_the_export_holds_the_players_fair_play_records(auth_client_factory, use
     assert section["suspended"] is True and section["suspensions"][0]["reason"] == "abuse"
     assert [s["address"] for s in section["sign_ins"]] == ["127.0.0.1"]
     assert section["reports"] == []
+
+
+def test_ids_past_the_largest_row_id_name_nothing(auth_client_factory, user_factory):
+    staff = staff_client(auth_client_factory, user_factory)
+    huge = 2**64
+    assert staff.get(f"/api/v1/staff/cases/{huge}").status_code == 404
+    decided = staff.post(
+        f"/api/v1/staff/cases/{huge}/decision", {"decision": "warn", "reason": "x"}, format="json"
+    )
+    assert decided.status_code == 404 and decided.json()["code"] == "case_not_found"
+    lifted = staff.post(f"/api/v1/staff/suspensions/{huge}/lift", {"reason": "x"}, format="json")
+    assert lifted.status_code == 404 and lifted.json()["code"] == "suspension_not_found"
