@@ -199,7 +199,9 @@ class Http:
             return await self._call(method, path, body)
         except (OSError, asyncio.IncompleteReadError) as exc:
             self.close()
-            if not reused or (isinstance(exc, asyncio.IncompleteReadError) and exc.partial):
+            if STOPPING[0] or not reused:
+                raise  # stopping: nothing was sent, nothing to send again
+            if isinstance(exc, asyncio.IncompleteReadError) and exc.partial:
                 raise
         RETRIED[0] += 1
         return await self._call(method, path, body)
