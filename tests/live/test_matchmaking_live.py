@@ -9,8 +9,9 @@ import time
 import pytest
 
 from chips import services as chips
+from core import notices
 from games.models import Game
-from matchmaking import matcher
+from matchmaking import matcher, services
 from tests.live.support import Live
 
 TICKETS = "/api/v1/matchmaking/tickets"
@@ -25,7 +26,10 @@ def matcher_loop():
     thread.start()
     yield
     stop.set()
+    # Its notice wakes the loop now, instead of the 30 s poll running out (as a ticket would).
+    notices.notify_channel(services.CHANNEL)
     thread.join(40)
+    assert not thread.is_alive()
 
 
 def test_three_tickets_are_seated_and_each_stream_hears_matched(live: Live, matcher_loop):
