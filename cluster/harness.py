@@ -44,11 +44,25 @@ def ports_free(ports: list[int]) -> bool:
     return True
 
 
+def ephemeral_start() -> int:
+    """The first port of the range the kernel hands out to outgoing connections and to binds of
+    port 0 (``net.ipv4.ip_local_port_range``)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def free_ports() -> tuple[int, int]:
-    """(HAProxy's port, the base port) with every port of the layout free just now."""
+    """(HAProxy's port, the base port) with every port of the layout free just now, below the
+    ephemeral range: a port there that is free when checked can be taken by any outgoing
+    connection (or another test's free port) before the server binds it, seconds later (after
+    initdb), and the server then exits at once ("could not bind"); below it, only a server that
+    chose the same port can."""
     rng = random.Random()
+    top = min(60000, ephemeral_start()) - 100
     for _ in range(200):
-        base = rng.randrange(20000, 60000, 100)
+        base = rng.randrange(10000, top, 100)
         port = base + 99
         wanted = [port, *(base + offset for offset in topology.OFFSETS.values())]
         if ports_free(wanted):

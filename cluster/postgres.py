@@ -12,6 +12,7 @@ import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -239,13 +240,30 @@ def in_recovery(layout: Layout, node: str) -> bool | None:
         return None
 
 
-def wait_ready(layout: Layout, node: str, timeout: float = 60.0) -> None:
+def wait_ready(
+    layout: Layout, node: str, timeout: float = 60.0, running: Callable[[], bool] | None = None
+) -> None:
+    """Until ``node`` answers. ``running``: whether its server process still runs; a server that
+    exited (a port taken, a bad setting) fails at once, with the end of its log."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if in_recovery(layout, node) is not None:
             return
+        if running is not None and not running() and in_recovery(layout, node) is None:
+            raise ClusterError(f"PostgreSQL {node} exited while starting: {log_tail(layout, node)}")
         time.sleep(0.1)
-    raise ClusterError(f"PostgreSQL {node} did not answer within {timeout:.0f} s")
+    raise ClusterError(
+        f"PostgreSQL {node} did not answer within {timeout:.0f} s: {log_tail(layout, node)}"
+    )
+
+
+def log_tail(layout: Layout, node: str, lines: int = 8) -> str:
+    """The last lines of a server's log (supervisord's file of its output)."""
+    try:
+        text = (layout.logs / f"{node}.log").read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return " | ".join(text.strip().splitlines()[-lines:]) or "(empty log)"
 
 
 def reload(layout: Layout, node: str) -> None:

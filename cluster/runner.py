@@ -148,7 +148,7 @@ def bring_up_databases(layout: Layout, user: str | None) -> State:
             postgres.initdb(layout, primary, user)
         postgres.configure(layout, primary, user, primary=primary)
         start_program(layout, primary)
-        postgres.wait_ready(layout, primary)
+        postgres.wait_ready(layout, primary, running=lambda: _running(layout, primary))
         if postgres.in_recovery(layout, primary):
             raise ClusterError(f"{primary} is recorded as the primary but runs as a standby")
         postgres.ensure_database(layout, primary)
@@ -208,7 +208,9 @@ def _start_standby(layout: Layout, state: State, node: str, user: str | None) ->
     postgres.configure(layout, node, user, primary=state.primary, standby=True)
     start_program(layout, node)
     try:
-        postgres.wait_ready(layout, node, timeout=CATCH_UP_SECONDS)
+        postgres.wait_ready(
+            layout, node, timeout=CATCH_UP_SECONDS, running=lambda: _running(layout, node)
+        )
         make_synchronous(layout, state, node, user, timeout=CATCH_UP_SECONDS)
     except ClusterError as exc:
         log(f"postgres  {node}: {exc}")
