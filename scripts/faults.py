@@ -82,13 +82,14 @@ def runner(stack: Any) -> psutil.Process:
 
 def part(stack: Any, word: str) -> psutil.Process:
     """The runner's child whose command line has ``word`` (worker, beat, gunicorn): the part
-    itself, never one of its own children."""
+    itself, never one of its own children. ``worker`` is the default queue's: the bots' worker
+    (``--queues=bots``) runs ``celery worker`` too, and children come in pid order, which wraps."""
     for proc in runner(stack).children():
         try:
             cmd = proc.cmdline()
         except psutil.Error:
             continue
-        if word in cmd:
+        if word in cmd and not any(arg.startswith("--queues=") for arg in cmd):
             return proc
     raise AssertionError(f"no {word} process in the stack")
 
