@@ -40,6 +40,7 @@ class Watch:
     server_errors: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)
     pending: list[tuple[str, Any]] = field(default_factory=list)
+    in_flight: dict[Any, set[Any]] = field(default_factory=dict)  # page -> fetches not done
     contexts: list[Any] = field(default_factory=list)
     streams: dict[str, str] = field(default_factory=dict)  # CDP request id -> URL
 
@@ -52,6 +53,10 @@ class Watch:
         page.on("pageerror", lambda exc: self.errors.append(f"{label}: pageerror {exc}"))
         page.on("console", lambda msg: self._on_console(label, msg))
         page.on("response", lambda response: self._on_response(label, response))
+        in_flight = self.in_flight[page] = set()
+        page.on("request", lambda request: self._on_request(in_flight, request))
+        page.on("requestfinished", lambda request: in_flight.discard(request))
+        page.on("requestfailed", lambda request: self._on_failed(in_flight, request))
         # SSE messages as the browser parsed them (Chromium's DevTools protocol): a streamed
         # body is never complete while the page holds it, so Response.body() cannot see them.
         cdp = context.new_cdp_session(page)
@@ -87,6 +92,28 @@ class Watch:
         kind = response.headers.get("content-type", "")
         if "json" in kind:
             self.pending.append((label, response))
+
+    @staticmethod
+    def _on_request(in_flight: set[Any], request: Any) -> None:
+        # The client's API calls (a stream is an "eventsource" and never finishes).
+        if request.resource_type in ("fetch", "xhr"):
+            in_flight.add(request)
+
+    def _on_failed(self, in_flight: set[Any], request: Any) -> None:
+        """A request the page gave up (a navigation aborts what is in flight): its answer's
+        body never reached the page, so there is none to read."""
+        in_flight.discard(request)
+        self.pending = [(who, r) for who, r in self.pending if r.request != request]
+
+    def settle(self, page: Any, timeout_ms: int = 10_000) -> None:
+        """Wait until none of the page's API calls is in flight, then read every body: before a
+        navigation (a reload), which drops the bodies of the document it leaves."""
+        waited = 0
+        while self.in_flight[page]:
+            assert waited < timeout_ms, f"still in flight: {self.in_flight[page]}"
+            page.wait_for_timeout(20)  # Playwright delivers the page's events meanwhile
+            waited += 20
+        self.drain()
 
     def drain(self) -> None:
         """Read the JSON bodies of the responses seen so far (while the page still holds them)."""

@@ -128,7 +128,9 @@ def test_an_open_ticket_is_found_after_a_reload_and_cancel_returns_to_the_lobby(
     ticket = play_now(page)
     searching = f'[data-testid="queue"][data-ticket="{ticket}"][data-status="searching"]'
 
-    watch.drain()  # the bodies of this document's answers, before the reload drops them
+    # The bodies of this document's answers, the reload's (onOpen) included, before the reload
+    # drops them.
+    watch.settle(page)
     page.reload()
     page.locator(searching).wait_for()
     page.get_by_role("link", name="Tongits").click()  # the lobby, which lists the open ticket

@@ -147,7 +147,7 @@ def test_a_guest_sets_a_profile_in_filipino_and_is_the_same_account_after_a_relo
     )
     assert "Maria Clara" in top.inner_text()
 
-    watch.drain()  # read the bodies the page holds before the reload drops them
+    watch.settle(page)  # read the bodies the page holds before the reload drops them
     page.reload()
     page.get_by_test_id("profile-form").wait_for()
     drawn(page)
@@ -250,7 +250,7 @@ def test_the_language_switch_turns_the_page_right_to_left_for_arabic(watch: Watc
     switch = page.get_by_test_id("language-switch").bounding_box()
     assert brand["x"] > switch["x"], (brand, switch)
     assert page.evaluate("localStorage.getItem('tongits.language')") == "ar"
-    watch.drain()  # read the bodies the page holds before the reload drops them
+    watch.settle(page)  # read the bodies the page holds before the reload drops them
     page.reload()
     page.get_by_test_id("play-as-guest").wait_for()
     drawn(page)

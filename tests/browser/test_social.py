@@ -233,7 +233,7 @@ def test_chat_is_live_a_muted_player_disappears_and_a_report_is_confirmed(watch:
     assert ben.evaluate("window.__sameDocument === true")
 
     # From the server too: after a reload, Ana's messages are not listed for Ben.
-    watch.drain()
+    watch.settle(ben)
     ben.reload()
     ben.locator(cora_line).first.wait_for()
     assert ben.locator(cora_line).count() == 2
@@ -273,7 +273,7 @@ def test_a_public_table_is_listed_with_its_spectators_and_watched_read_only(
     table = api(watch.base_url, page_token(ana), "GET", f"/tables/{game}")
     assert table["visibility"] == "public" and table["spectator_delay"] == 2, table
 
-    watch.drain()
+    watch.settle(ben)
     ben.reload()
     entry = ben.locator(f'[data-testid="watch-entry"][data-table="{game}"]')
     entry.wait_for()

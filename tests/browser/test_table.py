@@ -260,7 +260,7 @@ def test_two_players_see_each_others_moves_live(watch: Watch) -> None:
     game_id = ana.evaluate("location.hash").split("/")[-1]
 
     # Ben finds it among the open tables and takes the seat; Ana starts the match.
-    watch.drain()  # read the bodies the page holds before the reload drops them
+    watch.settle(ben)  # read the bodies the page holds before the reload drops them
     ben.reload()
     ben.locator(f'[data-testid="join-table"][data-table="{game_id}"]').click()
     ben.get_by_test_id("waiting-seats").wait_for()
@@ -461,7 +461,7 @@ def test_a_start_is_refused_for_want_of_chips(watch: Watch) -> None:
     ana.get_by_test_id("create-table").click()
     ana.get_by_test_id("table-buy-in").wait_for()
     game_id = ana.evaluate("location.hash").split("/")[-1]
-    watch.drain()  # read the bodies the page holds before the reload drops them
+    watch.settle(ben)  # read the bodies the page holds before the reload drops them
     ben.reload()
     ben.locator(f'[data-testid="join-table"][data-table="{game_id}"]').click()
     ben.get_by_test_id("waiting-seats").wait_for()
