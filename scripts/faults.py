@@ -6,9 +6,10 @@ the figures of docs/operations.md.
 Scenarios (tests/test_stack_faults.py runs the first two with assertions):
 
     kill_worker_mid_match   kill -9 the Celery worker's pool children and the worker itself
-                            while a match against two bots runs: the runner starts it again, the
-                            match finishes, and its chain verifies; reports the seconds from the
-                            kill to the next server move (the next task run)
+                            while a match against two bots runs (followed on its stream): the
+                            runner starts it again, the match finishes and is settled (the
+                            worker's task), and its chain verifies; reports the seconds from the
+                            kill to the next event the server wrote itself, and to the settlement
     stop_the_sweeper        SIGSTOP celery beat: /healthz turns 503 naming the sweeper within 3
                             sweep intervals; the runner restarts worker and beat; healthy again
     healthz_under_login_storm  p50/p99 of /healthz while 4 clients send wrong passwords (the
@@ -58,15 +59,18 @@ ORPHAN_LIMIT_SECONDS = 5.0
 RESTART_LIMIT_SECONDS = 60.0
 
 
-def start(var_dir: Path, broker: str | None = None, port: int = 0) -> Any:
+def start(
+    var_dir: Path, broker: str | None = None, port: int = 0, pgdata: Path | None = None
+) -> Any:
     """`make run` with a short sweep interval and a bot delay that leaves the worker idle
-    between moves; on the embedded broker, or on ``broker`` (Redis: a prefork worker)."""
+    between moves; on the embedded broker, or on ``broker`` (Redis: a prefork worker);
+    ``pgdata``: smoke.start_stack's."""
     extra = {
         "TONGITS_SWEEP_INTERVAL_SECONDS": str(SWEEP_INTERVAL),
         "TONGITS_BOT_DELAY_SECONDS": "0.2",
         **({"CELERY_BROKER_URL": broker} if broker else {}),
     }
-    stack = smoke.start_stack(var_dir, port or smoke.free_port(), extra)
+    stack = smoke.start_stack(var_dir, port or smoke.free_port(), extra, pgdata=pgdata)
     smoke.wait_healthy(stack, timeout=120)
     return stack
 
@@ -198,8 +202,13 @@ def register(stack: Any) -> Any:
 
 
 def kill_worker_mid_match(stack: Any) -> dict[str, float]:
-    """A match against two bots; after our third move, kill -9 the worker's pool children and
-    the worker. Returns {"kill_to_next_move": s, "match_after_kill": s}."""
+    """A match against two bots, followed on its stream (as smoke.py plays it: no polling that
+    would take the machine from the bots); after our third move, kill -9 the worker's pool
+    children and the worker. The stream ends once the match is settled, which is the worker's
+    task: the restarted worker has run. Returns {"kill_to_next_move": s (the next event the
+    server wrote itself), "match_after_kill": s (until settled)}."""
+    import random
+
     from games.rules.bots import GreedyBot
 
     api = register(stack)
@@ -208,32 +217,30 @@ def kill_worker_mid_match(stack: Any) -> dict[str, float]:
     status, table = api.call("POST", "/api/v1/tables", {"rules": rules, "seats": seats})
     assert status == 201 and table["status"] == "active", table
     game = f"/api/v1/games/{table['id']}"
-    bot, moves, killed_at, figures = GreedyBot(), 0, None, {}
-    import random
-
-    rng = random.Random(1)
-    killed_version = -1
-    while True:
-        status, view = api.call("GET", game)
-        assert status == 200, view
-        now = time.monotonic()
+    bot, rng, moves, killed_at, figures = GreedyBot(), random.Random(1), 0, None, {}
+    killed_version, acted, end = -1, -1, None
+    for event, data in smoke.follow(api, f"{game}/stream"):
         if killed_at is not None:
-            if "kill_to_next_move" not in figures and view["version"] > killed_version:
-                # The first event the server wrote after the kill: a task ran again.
-                _, feed = api.call("GET", f"{game}/events?after={killed_version}")
-                if any(not e["actor"].startswith("user:") for e in feed["events"]):
-                    figures["kill_to_next_move"] = now - killed_at
+            now = time.monotonic()
             assert now - killed_at < MATCH_LIMIT_SECONDS, "the match did not finish in time"
-        if view["status"] == "finished":
+            if (
+                event not in ("view", "end")
+                and "kill_to_next_move" not in figures
+                and data["seq"] > killed_version
+                and not data["actor"].startswith("user:")
+            ):
+                figures["kill_to_next_move"] = now - killed_at
+        if event == "end":
+            end = data
             break
-        if not view["legal_commands"]:
-            time.sleep(0.05)
+        if event != "view" or not data["legal_commands"] or data["version"] <= acted:
             continue
-        command = bot.choose(view["view"], view["legal_commands"], rng)
+        command = bot.choose(data["view"], data["legal_commands"], rng)
         status, body = api.call(
-            "POST", f"{game}/commands", {"command": command, "expected_version": view["version"]}
+            "POST", f"{game}/commands", {"command": command, "expected_version": data["version"]}
         )
         assert status in (200, 409), (status, body)
+        acted = data["version"]
         moves += status == 200
         if status == 200 and moves == 3 and killed_at is None:
             worker = part(stack, "worker")
@@ -242,6 +249,8 @@ def kill_worker_mid_match(stack: Any) -> dict[str, float]:
             worker.send_signal(signal.SIGKILL)
             killed_at = time.monotonic()
             killed_version = api.call("GET", game)[1]["version"]
+    assert killed_at is not None, "the match ended before the worker could be killed"
+    assert end == {"reason": "settled"}, end
     figures["match_after_kill"] = time.monotonic() - killed_at
     status, audit = api.call("GET", f"{game}/audit")
     assert status == 200 and audit["chain_ok"] and audit["commitments_ok"], audit

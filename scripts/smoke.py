@@ -85,9 +85,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_stack(var_dir: Path, port: int, extra_env: dict[str, str] | None = None) -> Stack:
+def start_stack(
+    var_dir: Path, port: int, extra_env: dict[str, str] | None = None, pgdata: Path | None = None
+) -> Stack:
     """`make run` with the embedded defaults; game delays at 0 so a scripted match runs fast.
-    ``extra_env`` overrides any of it (a broker, a delay)."""
+    ``extra_env`` overrides any of it (a broker, a delay). ``pgdata``: a stopped embedded data
+    directory (``prepare_pgdata``), copied in first: `make run` then starts as it does on a var
+    dir it has run on before, the database created and migrated already."""
+    if pgdata is not None:  # cp -a: as root, the server's own user owns the files
+        subprocess.run(["cp", "-a", str(pgdata), str(var_dir / "pgdata")], check=True)
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
     env.pop("DJANGO_DEBUG", None)  # gunicorn, as in production
     env.update(
@@ -109,6 +115,40 @@ def start_stack(var_dir: Path, port: int, extra_env: dict[str, str] | None = Non
             start_new_session=True,  # its own process group: SIGINT to it is a terminal's Ctrl-C
         )
     return Stack(proc=proc, port=port, var_dir=var_dir, log_path=log_path)
+
+
+# `make run`'s first steps alone, in one process: the embedded server started (initdb), the
+# database created and migrated and the broker's tables made (ops.stack.prepare), stopped.
+PREPARE = """
+import os, sys
+from pathlib import Path
+from ops import stack
+server, os.environ["DATABASE_URL"] = stack.start_embedded_postgres(Path(sys.argv[1]))
+os.environ["CELERY_BROKER_URL"] = stack.sqla_broker_url(os.environ["DATABASE_URL"])
+try:
+    stack.prepare()
+finally:
+    server.stop()
+"""
+
+
+def prepare_pgdata(var_dir: Path) -> Path:
+    """An embedded data directory with the database created and migrated, then stopped, as
+    `make run` leaves it before it starts its processes: ``var_dir``/pgdata, for
+    ``start_stack(pgdata=...)``."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env["TONGITS_VAR_DIR"] = str(var_dir)
+    pgdata = var_dir / "pgdata"
+    done = subprocess.run(
+        [sys.executable, "-c", PREPARE, str(pgdata)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_SECONDS * 5,
+    )
+    check(done.returncode == 0, f"preparing {pgdata}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return pgdata
 
 
 def wait_healthy(stack: Stack, timeout: float = START_TIMEOUT_SECONDS) -> float:

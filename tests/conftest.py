@@ -218,6 +218,23 @@ def auth_client(auth_client_factory) -> APIClient:
     return auth_client_factory()
 
 
+@pytest.fixture(scope="session")
+def stack_pgdata(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An embedded PostgreSQL data directory, created and migrated once per test worker, for
+    the stacks the tests start (``start_stack(pgdata=...)`` copies it): each then starts as
+    `make run` does on a var dir it has run on before. scripts/smoke.py starts from nothing."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "smoke_pgdata", Path(settings.BASE_DIR) / "scripts" / "smoke.py"
+    )
+    smoke = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = smoke  # its dataclasses look their module up there
+    spec.loader.exec_module(smoke)  # type: ignore[union-attr]
+    return smoke.prepare_pgdata(tmp_path_factory.mktemp("stack-pgdata"))
+
+
 #: Append-only tables and the trigger that refuses their TRUNCATE (the games' events, the ledger).
 APPEND_ONLY = [
     ("games_event", "games_event_no_truncate"),

@@ -2,7 +2,8 @@
 and broker, a temporary var dir, a free port): the stack heals itself.
 
 - kill -9 of the worker's pool children and of the worker mid-match: the runner starts the
-  worker again, the match finishes within a minute, and its chain verifies;
+  worker again, the match finishes and is settled (by the worker) within a minute, and its
+  chain verifies;
 - with the sweeper stopped (beat SIGSTOPped), /healthz turns 503 naming it within 3 sweep
   intervals, and the runner restarts worker and beat until it is healthy again.
 
@@ -27,9 +28,9 @@ _spec.loader.exec_module(faults)  # type: ignore[union-attr]
 
 
 @pytest.fixture(scope="module")
-def stack():
+def stack(stack_pgdata):
     with tempfile.TemporaryDirectory(prefix="tongits-faults-") as tmp:
-        running = faults.start(Path(tmp))
+        running = faults.start(Path(tmp), pgdata=stack_pgdata)
         try:
             yield running
         except BaseException:

@@ -37,10 +37,10 @@ RUNNER_KILLED_LIMIT_SECONDS = 30.0
 
 
 @pytest.fixture(scope="module")
-def stack():
+def stack(stack_pgdata):
     redis.Redis.from_url(TEST_BROKER_URL).flushdb()  # this test worker's broker: no old tasks
     with tempfile.TemporaryDirectory(prefix="tongits-orphans-") as tmp:
-        running = faults.start(Path(tmp), broker=TEST_BROKER_URL)
+        running = faults.start(Path(tmp), broker=TEST_BROKER_URL, pgdata=stack_pgdata)
         try:
             yield running
         except BaseException:

@@ -1,13 +1,14 @@
 """The browser table's tests: a real Chromium (Debian's ``chromium`` package, driven by
 Playwright through ``executable_path``; no downloaded browser build) against the whole stack
 started as the README says (`make run` on the embedded defaults, in a temporary
-TONGITS_VAR_DIR, on a free port, bot and deal delays 0), as scripts/smoke.py starts it.
+TONGITS_VAR_DIR, on a free port, bot and deal delays 0), as scripts/smoke.py starts it, on a
+copy of a data directory created and migrated once per test worker (``stack_pgdata``).
 
 Fixtures:
     stack_env   settings of the module's stack (environment variables; none unless a module
                 overrides this fixture)
     stack_url   the stack's base URL (one stack for the module's tests)
-    browser     a headless Chromium
+    browser     a headless Chromium (one per test worker)
     watch       ``Watch``: opens pages that record every response, SSE message, JS error
 """
 
@@ -50,13 +51,15 @@ def stack_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def stack(stack_env: dict[str, str]) -> Iterator[Any]:
+def stack(stack_env: dict[str, str], stack_pgdata: Path) -> Iterator[Any]:
     """The running stack (scripts/smoke.py's Stack: base_url, log_text() of every process)."""
     smoke = _smoke()
     with tempfile.TemporaryDirectory(prefix="tongits-browser-") as tmp:
-        stack = smoke.start_stack(Path(tmp), smoke.free_port(), stack_env)
+        stack = smoke.start_stack(Path(tmp), smoke.free_port(), stack_env, pgdata=stack_pgdata)
         try:
-            smoke.wait_healthy(stack)
+            # As scripts/faults.py: a fresh stack (initdb, every migration, eight processes
+            # importing Django) can take over a minute on a machine busy with the other worker.
+            smoke.wait_healthy(stack, timeout=120)
         except BaseException:
             smoke.stop_stack(stack)
             print(stack.log_text())
@@ -74,7 +77,8 @@ def stack(stack_env: dict[str, str]) -> Iterator[Any]:
                 raise failure
 
 
-@pytest.fixture(scope="module")
+# One Chromium per test worker: each test's pages have browser contexts of their own.
+@pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 
