@@ -68,6 +68,10 @@ def start(
     extra = {
         "TONGITS_SWEEP_INTERVAL_SECONDS": str(SWEEP_INTERVAL),
         "TONGITS_BOT_DELAY_SECONDS": "0.2",
+        # The bots' worker at the others' niceness: a match timed against a limit must not
+        # crawl because something else on the machine (another test worker) takes the CPU
+        # that nice-10 bots would only get when it is idle.
+        "TONGITS_BOT_NICENESS": "0",
         **({"CELERY_BROKER_URL": broker} if broker else {}),
     }
     stack = smoke.start_stack(var_dir, port or smoke.free_port(), extra, pgdata=pgdata)
