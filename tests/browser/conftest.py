@@ -8,7 +8,7 @@ Fixtures:
     stack_env   settings of the module's stack (environment variables; none unless a module
                 overrides this fixture)
     stack_url   the stack's base URL (one stack for the module's tests)
-    browser     a headless Chromium (one per test worker)
+    browser     a headless Chromium (one per test file)
     watch       ``Watch``: opens pages that record every response, SSE message, JS error
 """
 
@@ -77,8 +77,10 @@ def stack(stack_env: dict[str, str], stack_pgdata: Path) -> Iterator[Any]:
                 raise failure
 
 
-# One Chromium per test worker: each test's pages have browser contexts of their own.
-@pytest.fixture(scope="session")
+# One Chromium per test file, not per session: Playwright's sync API holds an asyncio loop on
+# the thread while it runs, and every later test of the worker would then find itself "in an
+# async context" (Django's SynchronousOnlyOperation).
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 
