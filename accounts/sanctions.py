@@ -79,6 +79,37 @@ def refuse_sign_in(user: Any, key: str) -> None:
         raise refusal(user, appeal_token=key)
 
 
+def stream_refusals(holders: list[tuple[int, str | None]]) -> dict[tuple[int, str | None], str]:
+    """Which open streams' holders (account, session) may no longer stream, and why: the
+    account suspended (``suspended``), deactivated or deleted, or the session ended
+    (``signed_out``). The live streams ask it (``games.live.feed.HOLDER_CHECKS``) when a
+    stream opens and when a notice says the account changed: two indexed reads, never per frame."""
+    users = {
+        user.pk: user
+        for user in User.objects.filter(pk__in={u for u, _ in holders}).only(
+            "id", "is_active", "suspended", "suspended_until"
+        )
+    }
+    wanted = {s for _, s in holders if s is not None}
+    sessions = (
+        {str(pk) for pk in Session.objects.filter(pk__in=wanted).values_list("pk", flat=True)}
+        if wanted
+        else set()
+    )
+    out: dict[tuple[int, str | None], str] = {}
+    for user_id, session_id in holders:
+        user = users.get(user_id)
+        if user is not None and suspended_now(user):
+            out[(user_id, session_id)] = "suspended"
+        elif (
+            user is None
+            or not user.is_active
+            or (session_id is not None and session_id not in sessions)
+        ):
+            out[(user_id, session_id)] = "signed_out"
+    return out
+
+
 @transaction.atomic
 def suspension_set(*, user_id: int, suspended: bool, until: datetime | None) -> User:
     """Write the account's suspension (fairplay calls it for a suspension, a lifting, a new

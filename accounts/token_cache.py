@@ -29,8 +29,8 @@ _seen: dict[str, tuple[float, Any, Any, int | None]] = {}
 MAX_ENTRIES = 10_000
 
 
-FORGET_SESSION = "forget-session:"
-FORGET_USER = "forget-user:"
+FORGET_SESSION = notices.FORGET_SESSION
+FORGET_USER = notices.FORGET_USER
 
 
 def ttl() -> float:

@@ -23,6 +23,13 @@ from django.db import connections
 #: The channel the live listener LISTENs on (``games.store.NOTIFY_CHANNEL`` too).
 CHANNEL = "game_events"
 
+#: A session ended (``forget-session:<session id>``) and a user changed, suspended, deactivated or
+#: deleted (``forget-user:<user id>``): sent by ``accounts.token_cache``, heard by its memory of
+#: tokens and by the live streams (``games.live.listener``), which end that session's or
+#: account's open streams.
+FORGET_SESSION = "forget-session:"
+FORGET_USER = "forget-user:"
+
 _lock = threading.Lock()
 _handlers: dict[str, Callable[[str], None]] = {}
 _gaps: list[Callable[[], None]] = []

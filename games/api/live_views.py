@@ -41,6 +41,7 @@ from games.api.serializers import EventFeedSerializer, EventsQuerySerializer
 from games.api.views import GAMES
 from games.errors import TooManyStreams
 from games.live import db, feed, listener, streams
+from games.live.models import StreamTicket
 from ops import stream_slots
 
 LIVE = ["live"]
@@ -92,17 +93,34 @@ error_texts.register("invalid_ticket", INVALID_TICKET)
 
 
 class StreamTicketAuthentication(BaseAuthentication):
-    """``?ticket=`` from POST .../stream-ticket: once only, within 60 s, for that stream only."""
+    """``?ticket=`` from POST .../stream-ticket: once only, within 60 s, for that stream only,
+    while the session that asked for it lasts and the account is not suspended. The ticket is
+    ``request.auth``: it names that session (``holder``)."""
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         ticket = request.query_params.get("ticket")
         if ticket is None:
             return None
         game_id = (getattr(request, "parser_context", None) or {}).get("kwargs", {}).get("game_id")
-        user = feed.use_ticket(ticket, game_id) if ticket else None
-        if user is None or not user.is_active:
+        used = feed.use_ticket(ticket, game_id) if ticket else None
+        if used is None:
             raise exceptions.AuthenticationFailed(INVALID_TICKET, code="invalid_ticket")
-        return user, None
+        return used.user, used
+
+
+def holder(request: Request) -> feed.Holder | None:
+    """The stream's account and the session it was opened with: the header's session, or the
+    one that asked for the ticket (``request.auth`` either way)."""
+    if request.user.pk is None:
+        return None
+    auth = request.auth
+    session_id = auth.session_id if isinstance(auth, StreamTicket) else getattr(auth, "pk", None)
+    return feed.holder_of(request.user.pk, session_id)
+
+
+def session_of(request: Request) -> Any:
+    """The session a ticket is asked for with (None: a test's forced log-in)."""
+    return getattr(request.auth, "pk", None)
 
 
 class StreamTicketScheme(OpenApiAuthenticationExtension):
@@ -211,7 +229,8 @@ class GameStreamApi(StreamView):
             else feed.parse_resume_point(request.query_params.get("after"))
         )
         opened = feed.open_game_stream(game_id=game_id, user=request.user, after=after or 0)
-        return event_stream(stream_slot(request.user), streams.game_stream(opened))
+        stream = streams.game_stream(opened, holder(request))
+        return event_stream(stream_slot(request.user), stream)
 
 
 class TicketSerializer(serializers.Serializer):
@@ -229,7 +248,10 @@ class GameStreamTicketApi(APIView):
         responses={201: TicketSerializer, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, game_id: uuid.UUID) -> Response:
-        return Response(feed.issue_ticket(user=request.user, game_id=game_id), status=201)
+        return Response(
+            feed.issue_ticket(user=request.user, game_id=game_id, session_id=session_of(request)),
+            status=201,
+        )
 
 
 # ---------------------------------------------------------------- /events with ?wait=
@@ -373,7 +395,8 @@ class MeStreamApi(StreamView):
         },
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        return event_stream(stream_slot(request.user), streams.me_stream(request.user.pk))
+        stream = streams.me_stream(request.user.pk, holder(request))
+        return event_stream(stream_slot(request.user), stream)
 
 
 class MeStreamTicketApi(APIView):
@@ -385,4 +408,7 @@ class MeStreamTicketApi(APIView):
         responses={201: TicketSerializer, **error_responses(401)},
     )
     def post(self, request: Request) -> Response:
-        return Response(feed.issue_ticket(user=request.user, game_id=None), status=201)
+        return Response(
+            feed.issue_ticket(user=request.user, game_id=None, session_id=session_of(request)),
+            status=201,
+        )

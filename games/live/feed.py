@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -308,8 +309,11 @@ def _digest(ticket: str) -> str:
     return hashlib.sha256(ticket.encode()).hexdigest()
 
 
-def issue_ticket(*, user: Any, game_id: uuid.UUID | str | None) -> dict[str, Any]:
-    """A one-time ticket for ``?ticket=`` (the game's stream, or /me/stream for ``None``)."""
+def issue_ticket(
+    *, user: Any, game_id: uuid.UUID | str | None, session_id: Any = None
+) -> dict[str, Any]:
+    """A one-time ticket for ``?ticket=`` (the game's stream, or /me/stream for ``None``), bound
+    to the session that asked (``session_id``): it opens nothing once that session has ended."""
     now = timezone.now()
     if game_id is not None:  # only a reader of the game gets one (403/404/409 otherwise)
         selectors.access(store.read(game_id), user)
@@ -317,13 +321,19 @@ def issue_ticket(*, user: Any, game_id: uuid.UUID | str | None) -> dict[str, Any
     ticket = secrets.token_urlsafe(32)
     expires = now + timedelta(seconds=TICKET_SECONDS)
     StreamTicket.objects.create(
-        digest=_digest(ticket), user=user, game_id=game_id, expires_at=expires
+        digest=_digest(ticket),
+        user=user,
+        game_id=game_id,
+        session_id=session_id,
+        expires_at=expires,
     )
     return {"ticket": ticket, "expires_at": present.iso(expires), "expires_in": TICKET_SECONDS}
 
 
-def use_ticket(ticket: str, game_id: uuid.UUID | str | None) -> Any:
-    """The ticket's user, or None when it is unknown, used, expired or for another stream.
+def use_ticket(ticket: str, game_id: uuid.UUID | str | None) -> StreamTicket | None:
+    """The ticket (its user read with it), or None when it is unknown, used, expired, for
+    another stream, or its holder may no longer stream (``refused``: the account suspended or
+    gone, the session that asked for it ended).
 
     One UPDATE marks it used, so two requests with the same ticket cannot both pass."""
     now = timezone.now()
@@ -336,4 +346,32 @@ def use_ticket(ticket: str, game_id: uuid.UUID | str | None) -> Any:
         used_at=now
     ):
         return None
-    return StreamTicket.objects.select_related("user").get(id=ids[0]).user
+    used = StreamTicket.objects.select_related("user").get(id=ids[0])
+    if not used.user.is_active or refused([holder_of(used.user_id, used.session_id)]):
+        return None
+    return used
+
+
+# ---------------------------------------------------------------- who holds a stream
+
+#: An open stream's holder: its account's id and the session it was opened with (None: not
+#: known, a test's forced log-in), as text.
+Holder = tuple[int, str | None]
+
+#: ``check(holders) -> {holder: reason}``: which of these holders may no longer hold a stream
+#: open, and why (``"suspended"``, ``"signed_out"``). Registered by the app that owns accounts
+#: and sessions (``accounts``): games knows neither.
+HOLDER_CHECKS: list[Callable[[list[Holder]], dict[Holder, str]]] = []
+
+
+def holder_of(user_id: int, session_id: Any) -> Holder:
+    return user_id, (str(session_id) if session_id is not None else None)
+
+
+def refused(holders: list[Holder]) -> dict[Holder, str]:
+    """Each of ``holders`` that may no longer stream, with its reason (``HOLDER_CHECKS``)."""
+    out: dict[Holder, str] = {}
+    for check in HOLDER_CHECKS:
+        for holder, reason in check(holders).items():
+            out.setdefault(holder, reason)
+    return out

@@ -20,6 +20,13 @@ so a lost or doubled notice can delay a stream but never corrupt it.
   nobody woke for a while, and their streams then send a keep-alive comment.
 - Connection lost: the listener reconnects (backing off up to 5 s), LISTENs again and then wakes
   every hub, so each stream re-reads from its last seq whatever was committed meanwhile.
+- ``Holding``: each open stream of an account, by account and by session. A suspension, a
+  deactivation or a log-out sends ``forget-user:<id>`` / ``forget-session:<id>`` on commit
+  (``core.notices``); every process hears it here and checks that account's or session's open
+  streams (``feed.refused``: any change of a user sends it), ending those refused at once.
+  A stream is checked once more as it opens (after it is registered, so no notice slips
+  between), and every stream after the connection comes back (notices may have been lost);
+  its frames cost nothing more than one attribute test.
 - SIGTERM/SIGINT/SIGQUIT (the server stopping): every stream ends at once, and the clients
   reconnect with ``Last-Event-ID`` to another process, instead of holding up the shutdown.
 """
@@ -60,6 +67,18 @@ APPLICATION_NAME = "tongits-live-listener"
 WAKE_USER = "wake-user:"
 #: The notice that wakes one game's streams for an app's news: ``wake-game:<game id>``.
 WAKE_GAME = "wake-game:"
+
+
+#: The notices that may end open streams (``Listener._forget``).
+FORGETS = (core_notices.FORGET_SESSION, core_notices.FORGET_USER)
+
+
+def _discard(held: dict[Any, set[Holding]], key: Any, one: Holding) -> None:
+    found = held.get(key)
+    if found is not None:
+        found.discard(one)
+        if not found:
+            del held[key]
 
 
 #: A stream sends a comment (so proxies keep the connection) once it has been silent for
@@ -181,6 +200,24 @@ class GameHub(Hub):
             return current
 
 
+class Holding:
+    """One open stream's holder (``feed.Holder``); ``ended`` names why it must end now, and
+    ``hub`` (the one its stream waits on) is ticked to wake it."""
+
+    __slots__ = ("ended", "holder", "hub")
+
+    def __init__(self, holder: feed.Holder) -> None:
+        self.holder = holder
+        self.ended: str | None = None
+        self.hub: Hub | None = None
+
+    def end(self, reason: str) -> None:
+        if self.ended is None:
+            self.ended = reason
+            if self.hub is not None:
+                self.hub.tick()  # no news: only this stream, which sees ``ended``, stops
+
+
 class Listener:
     """One per event loop (that is, per web process)."""
 
@@ -188,6 +225,8 @@ class Listener:
         self.loop = loop
         self.games: dict[str, GameHub] = {}
         self.users: dict[int, Hub] = {}
+        self.held_by_user: dict[int, set[Holding]] = collections.defaultdict(set)
+        self.held_by_session: dict[str, set[Holding]] = collections.defaultdict(set)
         self.connected = asyncio.Event()
         self.closing = False
         self.reconnects = 0
@@ -235,6 +274,57 @@ class Listener:
             if hub.refs == 0 and hubs.get(key) is hub:
                 del hubs[key]
 
+    @contextlib.asynccontextmanager
+    async def holding(self, holder: feed.Holder | None) -> AsyncIterator[Holding]:
+        """Keep an open stream under its holder's account and session while it runs; checked
+        once here, after it is kept, so a refusal committed before is seen and one after heard."""
+        held = Holding(holder or (0, None))
+        if holder is None:  # nobody's (a test's stream without an account): nothing can end it
+            yield held
+            return
+        user_id, session_id = holder
+        self.held_by_user[user_id].add(held)
+        if session_id is not None:
+            self.held_by_session[session_id].add(held)
+        try:
+            await self._check([held])
+            yield held
+        finally:
+            _discard(self.held_by_user, user_id, held)
+            if session_id is not None:
+                _discard(self.held_by_session, session_id, held)
+
+    async def _check(self, held: list[Holding]) -> None:
+        """End those of ``held`` whose holder may no longer stream (one read in the pool)."""
+        if not held:
+            return
+        try:
+            refused = await db.run(feed.refused, list({h.holder for h in held}))
+        except Exception:  # the database away: the next notice or reconnection checks again
+            logger.exception("live: could not check the holders of %d streams", len(held))
+            return
+        for one in held:
+            reason = refused.get(one.holder)
+            if reason is not None:
+                one.end(reason)
+
+    def _forget(self, payload: str) -> None:
+        """A session ended or a user changed: its open streams are checked (one read in the
+        pool, none when it has none here), which ends them if need be, with the reason."""
+        if payload.startswith(core_notices.FORGET_SESSION):
+            held = self.held_by_session.get(payload[len(core_notices.FORGET_SESSION) :], ())
+        else:
+            value = payload[len(core_notices.FORGET_USER) :]
+            held = self.held_by_user.get(int(value), ()) if value.isdigit() else ()
+        if held:
+            self.loop.create_task(self._check(list(held)))
+
+    def check_all_held(self) -> None:
+        """Notices may have been lost (the connection was down): check every open stream."""
+        every = [h for helds in self.held_by_user.values() for h in helds]
+        if every:
+            self.loop.create_task(self._check(every))
+
     async def wait_connected(self) -> None:
         # If the database is away, go on: the hub is woken as soon as LISTEN is back.
         with contextlib.suppress(TimeoutError):
@@ -265,6 +355,8 @@ class Listener:
                 game_hub.news += 1
                 game_hub.wake()
             return
+        if payload.startswith(FORGETS):  # end a session's or an account's streams, then forget
+            self._forget(payload)
         if core_notices.dispatch(payload):  # a memory to forget, not a game (core.notices)
             return
         game_id, _, rest = payload.partition(":")
@@ -336,8 +428,10 @@ class Listener:
                     self.connected.set()
                     core_notices.set_hearing(True)
                     backoff = 0.1
-                    # Whatever was committed while nobody listened: every stream re-reads.
+                    # Whatever was committed while nobody listened: every stream re-reads, and
+                    # every holder is checked again.
                     self.wake_all()
+                    self.check_all_held()
                     await self._hear(conn.pgconn)
             except (psycopg.Error, OSError) as exc:
                 if not self.closing:

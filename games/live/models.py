@@ -12,6 +12,11 @@ class StreamTicket(models.Model):
     digest = models.CharField(max_length=64, unique=True, help_text="sha256 hex of the ticket.")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     game_id = models.UUIDField(null=True, blank=True, help_text="Its game; null: /me/stream.")
+    session_id = models.UUIDField(
+        null=True,
+        blank=True,
+        help_text="The session that asked for it: the ticket and the stream it opens end with it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)
     used_at = models.DateTimeField(null=True, blank=True)

@@ -5,11 +5,16 @@ Frames (https://html.spec.whatwg.org/multipage/server-sent-events.html)::
     id: <seq>\\nevent: <type>\\ndata: <the JSON /events gives this reader for seq>\\n\\n
     event: view\\ndata: <game_payload + revealed (finished) + settled + server_time>\\n\\n
     : keep-alive\\n\\n                          (a comment, after 10 to 15 s of silence)
-    event: end\\ndata: {"reason": "settled" | "aborted" | "shutdown"}\\n\\n
+    event: end\\ndata: {"reason": <one of END_REASONS>}\\n\\n
 
 Only event frames carry an ``id``, so a client's ``Last-Event-ID`` is always the last seq it
 received: reconnecting with it (or ``?after=``) sends exactly the events after it, then live
 ones. The generators never touch the ORM: reads go through ``games.live.db``.
+
+A stream ends at once, in whichever process serves it, when its account is suspended
+(``suspended``) or its session ends or the account is deactivated or deleted (``signed_out``):
+the listener keeps each open stream under its holder (``listener.Holding``) and marks it ended
+when the notice arrives; each wake tests that mark, so a frame costs no query for it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ from metrics import instruments
 from ops import gauges
 
 RETRY_MILLISECONDS = 1000
+#: Why a stream ended: the match over, the server stopping, the account suspended, or its
+#: session ended (log-out) or the account deactivated or deleted.
+END_REASONS = ("settled", "aborted", "shutdown", "suspended", "signed_out")
 
 
 def to_json(value: Any) -> bytes:
@@ -49,14 +57,19 @@ def with_server_time(payload_json: bytes) -> bytes:
 
 
 async def _quiet(
-    live: listener.Listener, hub: listener.Hub, changed: asyncio.Event, gen: int
+    live: listener.Listener,
+    hub: listener.Hub,
+    changed: asyncio.Event,
+    gen: int,
+    held: listener.Holding,
 ) -> bool:
     """Wait for news on ``hub`` after ``gen`` (True), or until a keep-alive is due (False): the
-    hub's ticks (``Listener._tick``) wake its streams when nobody else has for a while."""
+    hub's ticks (``Listener._tick``) wake its streams when nobody else has for a while. The
+    stream's holder ended (``held.ended``) counts as news: the stream ends."""
     since = time.monotonic()
-    while not live.closing:
+    while not live.closing and held.ended is None:
         await changed.wait()
-        if hub.gen != gen or live.closing:
+        if hub.gen != gen or live.closing or held.ended is not None:
             return True
         changed = hub.changed  # a tick: nothing new
         if time.monotonic() - since >= listener.KEEP_ALIVE_SECONDS - listener.TICK_SECONDS:
@@ -195,8 +208,15 @@ class GameSource:
 GAME_SOURCES: list[GameSource] = []
 
 
-async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
-    """Events after ``opened.after`` for the reader's seat, then live ones, until settled.
+def _ended(held: listener.Holding) -> bytes:
+    return frame("end", to_json({"reason": held.ended}))
+
+
+async def game_stream(
+    opened: feed.OpenedStream, holder: feed.Holder | None = None
+) -> AsyncIterator[bytes]:
+    """Events after ``opened.after`` for the reader's seat, then live ones, until settled (or
+    until ``holder``, the reader's account and session, may no longer stream).
 
     A spectator of a delayed table (``opened.delay``) is sent the running game that many
     events behind: its events and view up to ``selectors.spectator_version`` only, the rest
@@ -206,11 +226,20 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
     last = opened.after
     last_view: tuple | None = None
     yield b"retry: %d\n\n" % RETRY_MILLISECONDS
-    async with live.game(opened.game_id) as hub, _following(hub, seat), _counted(opened):
+    async with (
+        live.holding(holder) as held,
+        live.game(opened.game_id) as hub,
+        _following(hub, seat),
+        _counted(opened),
+    ):
+        held.hub = hub
         news, sources = hub.news, list(GAME_SOURCES)
         positions = [await db.run(source.start, opened) for source in sources]
         following = False
         while True:
+            if held.ended is not None:
+                yield _ended(held)
+                return
             # Taken before reading: a notice during the read wakes us.
             changed, gen = hub.changed, hub.gen
             read = await hub.read(last, _render_followed)
@@ -270,7 +299,7 @@ async def game_stream(opened: feed.OpenedStream) -> AsyncIterator[bytes]:
             following = True  # past the catch-up: what comes next was appended while open
             if read.done:
                 return
-            while not await _quiet(live, hub, changed, gen):
+            while not await _quiet(live, hub, changed, gen, held):
                 yield b": keep-alive\n\n"
                 changed = hub.changed
             if live.closing:
@@ -344,21 +373,28 @@ def _followed(tables: dict[str, feed.MyTable]) -> tuple[str, ...]:
     return tuple(g for g, t in tables.items() if not t.settled and t.status not in CLOSED)
 
 
-async def me_stream(user_id: int) -> AsyncIterator[bytes]:
-    """``games`` (the /me/games list) first; then notices and a fresh ``games`` per change."""
+async def me_stream(user_id: int, holder: feed.Holder | None = None) -> AsyncIterator[bytes]:
+    """``games`` (the /me/games list) first; then notices and a fresh ``games`` per change,
+    until ``holder`` (the account and session) may no longer stream."""
     live = listener.get()
     yield b"retry: %d\n\n" % RETRY_MILLISECONDS
     with instruments.stream_open("me"):
-        async for chunk in _me_stream(live, user_id):
+        async for chunk in _me_stream(live, user_id, holder):
             yield chunk
 
 
-async def _me_stream(live: listener.Listener, user_id: int) -> AsyncIterator[bytes]:
-    async with live.user(user_id) as hub:
+async def _me_stream(
+    live: listener.Listener, user_id: int, holder: feed.Holder | None
+) -> AsyncIterator[bytes]:
+    async with live.holding(holder) as held, live.user(user_id) as hub:
+        held.hub = hub
         tables: dict[str, feed.MyTable] | None = None
         news, sources = hub.news, list(ME_SOURCES)
         positions = [await db.run(source.start, user_id) for source in sources]
         while True:
+            if held.ended is not None:
+                yield _ended(held)
+                return
             changed, gen = hub.changed, hub.gen
             found = await db.run(feed.my_tables, user_id, _followed(tables or {}))
             now = {t.game_id: t for t in found}
@@ -379,7 +415,7 @@ async def _me_stream(live: listener.Listener, user_id: int) -> AsyncIterator[byt
             tables = {g: t for g, t in now.items() if not t.settled and t.status not in CLOSED}
             if out:
                 yield b"".join(out)
-            while not await _quiet(live, hub, changed, gen):
+            while not await _quiet(live, hub, changed, gen, held):
                 yield b": keep-alive\n\n"
                 changed = hub.changed
             if live.closing:

@@ -26,13 +26,18 @@ def test_a_quiet_stream_is_ticked_to_its_keep_alive_and_news_ends_the_wait(monke
             await asyncio.sleep(0.05)
             started = time.monotonic()
             # Nothing happens: the ticks end the wait once a keep-alive is due.
-            assert await streams._quiet(live, hub, hub.changed, hub.gen) is False
+            assert (
+                await streams._quiet(live, hub, hub.changed, hub.gen, listener.Holding((0, None)))
+                is False
+            )
             assert 0.45 <= time.monotonic() - started < 1.5
             # A wake (news) ends the wait at once.
             changed, gen = hub.changed, hub.gen
             asyncio.get_running_loop().call_later(0.05, hub.wake)
             started = time.monotonic()
-            assert await streams._quiet(live, hub, changed, gen) is True
+            assert (
+                await streams._quiet(live, hub, changed, gen, listener.Holding((0, None))) is True
+            )
             assert time.monotonic() - started < 0.3
             # A hub woken for news all along is never ticked.
             calls = []
@@ -49,7 +54,10 @@ def test_a_quiet_stream_is_ticked_to_its_keep_alive_and_news_ends_the_wait(monke
             assert len(calls) == 10  # its wakes' own, no tick of the listener's
             # A stopping server: the wait ends, whatever the hub.
             live.close_streams()
-            assert await streams._quiet(live, hub, hub.changed, hub.gen) is True
+            assert (
+                await streams._quiet(live, hub, hub.changed, hub.gen, listener.Holding((0, None)))
+                is True
+            )
         finally:
             live._ticker.cancel()
             live._task.cancel()
