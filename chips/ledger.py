@@ -151,6 +151,15 @@ def held_of(user_id: int) -> int | None:
     )
 
 
+def holding_of(user_id: int) -> int | None:
+    """The user's held account id while a hold is on (None: their winnings go to the wallet)."""
+    return (
+        Account.objects.filter(kind=Account.Kind.HELD, user_id=user_id, holding=True)
+        .values_list("id", flat=True)
+        .first()
+    )
+
+
 def escrow_of(game_id: uuid.UUID | str) -> int | None:
     return (
         Account.objects.filter(kind=Account.Kind.ESCROW, game_id=game_id)

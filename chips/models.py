@@ -153,7 +153,7 @@ class Entry(models.Model):
         STORE_REFUND = "store_refund", "a refunded store purchase's chips, back to the house"
         DEBT_REPAID = "debt_repaid", "a credit's chips, towards what the player owes"
         SERVICE_FEE = "service_fee", "a room's fee on the winners' winnings, to the house"
-        HELD_WINNINGS = "held_winnings", "a match's winnings, held while fair play reviews them"
+        HELD_WINNINGS = "held_winnings", "winnings (a match, a prize, a reward) held under review"
         HOLD_RELEASED = "hold_released", "held winnings back to the wallet: the review is over"
         CONFISCATION = "confiscation", "held winnings (or chips) taken to the house by a case"
         COMPENSATION = "compensation", "chips to a victim of a fair-play case, from the house"

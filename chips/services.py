@@ -12,11 +12,15 @@ each cause posts once however often it is asked for:
     purchase:<store>:<reference>      store_refund:<store>:<reference>
     debt_repaid:<entry>
     held_winnings:<game>:<user>       hold_released:<case>:<user>
+    held_winnings:tournament_prize:<tournament>:<place>
+    held_winnings:season_reward:<room>:<week>:<user>
     confiscation:<case>:<user>        compensation:<case>:<user>
 
-While fair play holds a player's winnings (an open case), a payout's winnings move on at once to
-their held account, where nothing can spend them; the case's end releases them to the wallet or
-confiscates them to the house.
+While fair play holds a player's winnings (an open case), every credit of chips won (a payout's
+winnings, a tournament prize, a leaderboard reward) moves on at once to their held account,
+where nothing can spend them; the case's end releases them to the wallet or confiscates them
+to the house. Grants, bonuses, refunds of their own stakes, purchases, staff adjustments and
+compensation are not winnings and are never held.
 
 A store refund of chips already spent leaves a debt (the player's debt account, below zero);
 every later credit to the wallet (a purchase, a payout, a prize, a reward, a staff grant)
@@ -524,6 +528,7 @@ def tournament_prize(
             data={"tournament": str(tournament_id), "place": place, "amount": amount},
         )
         if user_id is not None and posted.created:
+            _hold_won(user_id, to, amount, f"tournament_prize:{tournament_id}:{place}")
             repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
         if user_id is not None and Account.objects.filter(pk=to, closed_at__isnull=False).exists():
             _sweep_closed(to, user_id, f"account_deleted:{user_id}:{tournament_id}:{place}")
@@ -551,8 +556,25 @@ def season_reward(*, season_key: str, user_id: int, amount: int, place: int) -> 
             data={"season": season_key, "place": place, "amount": amount},
         )
         if posted.created:
+            _hold_won(user_id, wallet, amount, f"season_reward:{season_key}:{user_id}")
             repay_debt(user_id=user_id, credit_entry_id=posted.entry_id)
     return posted
+
+
+def _hold_won(user_id: int, wallet: int, amount: int, credit_key: str) -> None:
+    """Chips just won outside a table (a prize, a reward) by a player whose winnings are held
+    (fair play's review): they move on from the wallet to the held account, in the credit's
+    transaction, as a payout's do (``held_winnings:<credit key>``, once per credit)."""
+    held = ledger.holding_of(user_id)
+    if held is None or amount <= 0:
+        return
+    ledger.post(
+        cause=Cause.HELD_WINNINGS,
+        key=f"held_winnings:{credit_key}",
+        postings={wallet: -amount, held: amount},
+        user_id=user_id,
+        data={"amount": amount, "credit": credit_key},
+    )
 
 
 def service_fees(seats: Sequence[SeatOwner], paid: Sequence[int], fee_percent: int) -> list[int]:

@@ -4,6 +4,7 @@ confiscates them; compensation is posted once; an appeal reopens the case."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -280,3 +281,33 @@ def test_the_admin_lists_cases_reports_suspensions_and_appeals(user_factory, cli
     change = client.get(f"/admin/fairplay/case/{case.pk}/change/")
     assert change.status_code == 200 and b"collusion" in change.content
     assert client.get("/admin/fairplay/case/add/").status_code == 403  # read-only
+
+
+def test_a_tournament_prize_and_a_leaderboard_reward_under_review_are_held(user_factory):
+    winner, runner_up, third = user_factory(), user_factory(), user_factory()
+    tournament = uuid.uuid4()
+    for number, user in enumerate((winner, runner_up, third), start=1):
+        chips.tournament_enter(
+            tournament_id=tournament, registration_id=number, user_id=user.pk, buy_in=100, fee=0
+        )
+    raise_flag("collusion", (winner.pk, third.pk))  # holds both; runner_up is not reviewed
+    before = {user.pk: available(user) for user in (winner, runner_up)}
+
+    for _ in range(2):  # a payment run again pays, and holds, each prize once
+        chips.tournament_prize(tournament_id=tournament, place=1, user_id=winner.pk, amount=200)
+        chips.tournament_prize(tournament_id=tournament, place=2, user_id=runner_up.pk, amount=100)
+        chips.season_reward(season_key="room:2026-W49", user_id=winner.pk, amount=50, place=1)
+
+    assert available(winner) == before[winner.pk]  # nothing of the prize or the reward to spend
+    assert chips.held_balance(winner.pk) == 250
+    with pytest.raises(InsufficientChips):
+        quick_table(winner, before[winner.pk] + 1)
+    assert available(runner_up) == before[runner_up.pk] + 100  # no hold: the wallet's
+    assert chips.held_balance(runner_up.pk) == 0
+    held = Entry.objects.filter(cause="held_winnings", user_id=winner.pk)
+    assert sorted(held.values_list("key", flat=True)) == [
+        f"held_winnings:season_reward:room:2026-W49:{winner.pk}",
+        f"held_winnings:tournament_prize:{tournament}:1",
+    ]
+    assert chips.escrow_balance(tournament) == 0
+    assert_sound()
