@@ -23,7 +23,7 @@ import dataclasses
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ from games.rules.ruleset import RuleSet
 from games.rules.state import DEALING, MATCH_OVER, ROUND_OVER, GameState, evolve, fold
 from games.rules.views import player_view
 
+from .flags import Flag
 from .scoring import score_match
 from .stats import PairBook, Thresholds, judge_pairs
 
@@ -148,6 +149,8 @@ class Series:
 class Run:
     book: PairBook = field(default_factory=PairBook)
     flagged: set[tuple[str, tuple[int, ...]]] = field(default_factory=set)
+    # Each (kind, accounts) the first time it was flagged, as the worker would send it.
+    flags: list[Flag] = field(default_factory=list)
     matches: int = 0
     cpu_play: float = 0.0
     cpu_score: float = 0.0
@@ -220,13 +223,18 @@ def simulate(
     thresholds: Thresholds,
     thirds: int = 200,
     progress: Callable[[int, int], None] | None = None,
+    account_ids: Iterable[int] | None = None,
 ) -> tuple[Run, list[Series], dict[int, dict[str, float]]]:
-    """Play every series and answer the run, the series, and per checkpoint the shares."""
+    """Play every series and answer the run, the series, and per checkpoint the shares.
+
+    ``account_ids`` (ascending; default 1, 2, ...) names the accounts, so that a test can give
+    the ids of real users and send the run's flags (``Run.flags``) on to fair play's cases:
+    ``thirds + 2 * (honest_pairs + colluding_pairs + feeders)`` of them are used."""
     rng = random.Random(seed)
     rules = dataclasses.replace(RuleSet.preset("standard"), stake=STAKE)
     kinds: dict[int, str] = {}
     partners: dict[int, int] = {}
-    next_id = iter(range(1, 10**9))
+    next_id = iter(account_ids if account_ids is not None else range(1, 10**9))
 
     def honest_account() -> int:
         a = next(next_id)
@@ -274,7 +282,9 @@ def simulate(
             run.cpu_score += time.process_time() - t1
             run.searched += signals.searched
             run.matches += 1
-            for kind, accounts, _score, _parts in found:
+            for kind, accounts, score, parts in found:
+                if (kind, accounts) not in run.flagged:
+                    run.flags.append(_flag(run, kind, accounts, score, parts, thresholds))
                 run.flagged.add((kind, accounts))
             _note(sr, n, run.flagged)
             if progress is not None:
@@ -282,6 +292,29 @@ def simulate(
         if n in checkpoints:
             shares[n] = _shares(series, n, run.flagged, kinds)
     return run, series, shares
+
+
+def _flag(
+    run: Run,
+    kind: str,
+    accounts: tuple[int, ...],
+    score: float,
+    parts: dict[str, Any],
+    thresholds: Thresholds,
+) -> Flag:
+    """The flag as the worker raises it (``projections._flag``), with the evidence the book
+    holds (no stored games to name)."""
+    threshold = thresholds.collusion if kind == "collusion" else thresholds.chip_dumping
+    a, b = accounts
+    evidence = {
+        "signals": parts,
+        "games_together": run.book.get(a, b).games,
+        "chip_flow": {
+            f"{a}_to_{b}": run.book.get(a, b).chips,
+            f"{b}_to_{a}": run.book.get(b, a).chips,
+        },
+    }
+    return Flag(kind, accounts, round(score, 3), threshold, evidence, ())
 
 
 def _note(sr: Series, n: int, flagged: set[tuple[str, tuple[int, ...]]]) -> None:
