@@ -300,8 +300,8 @@ class Listener:
             return
         try:
             refused = await db.run(feed.refused, list({h.holder for h in held}))
-        except Exception:  # the database away: the next notice or reconnection checks again
-            logger.exception("live: could not check the holders of %d streams", len(held))
+        except Exception as exc:  # the database away: the next notice or reconnection checks
+            logger.warning("live: could not check the holders of %d streams (%s)", len(held), exc)
             return
         for one in held:
             reason = refused.get(one.holder)
