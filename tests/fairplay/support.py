@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from chips import services as chips
+from chips.models import Entry
 from fairplay.detection.flags import Flag
 from fairplay.detection.signals import flag_raised
-from games import lobby, play, store
+from games import lobby, play
 from tests.chips.support import ONE_ROUND, play_to_the_end, settle
 
 
@@ -32,10 +33,11 @@ def raise_flag(kind: str, accounts: tuple[int, ...], score: float = 5.0, **evide
 def dumped_match(users: list[Any], buy_in: int) -> Any:
     """A buy-in table of three people where seats 1 and 2 resign at once and seat 0 plays the
     match out against their time-out play, as a feeder dumps chips: the first such match (of
-    a few: the deal decides) whose result pays seat 0. The game, settled."""
+    a few: the deal decides) whose payout pays seat 0 and takes from seat 1, as the ledger
+    entry the cases' chip flow reads says. The game, settled."""
     for user in users:
         chips.open_wallet(user.pk)
-    for attempt in range(8):
+    for attempt in range(12):
         seats = [{"kind": "user"}] + [{"kind": "user", "username": u.username} for u in users[1:]]
         game = lobby.table_create(
             user=users[0], rules=ONE_ROUND, seats=seats, rated=False, buy_in=buy_in
@@ -47,6 +49,7 @@ def dumped_match(users: list[Any], buy_in: int) -> Any:
         play.resign(game.pk, users[2].pk)
         play_to_the_end(game.pk, dict(enumerate(users)), seed=attempt)
         settle(game.pk)
-        if list(store.load(game.pk).chips)[0] > 0:
+        paid = Entry.objects.get(cause=Entry.Cause.PAYOUT, game_id=game.pk).data["paid"]
+        if paid[0] > 0 and paid[1] < 0:
             return game
-    raise AssertionError("seat 0 won nothing in 8 matches against two resigned seats")
+    raise AssertionError("no match of 12 paid seat 0 from seat 1 against two resigned seats")
