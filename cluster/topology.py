@@ -575,7 +575,9 @@ def supervisord_conf(layout: Layout, progs: list[Program]) -> str:
             "",
             f"[program:{prog.name}]",
             f"command={command}",
-            f"directory={BASE_DIR}",
+            # A server run as another user starts in /: the checkout may be a directory only its
+            # owner can enter (a clone in `mktemp -d`), and supervisord must chdir before it execs.
+            f"directory={'/' if prog.user else BASE_DIR}",
             "autostart=false",
             f"autorestart={'true' if prog.autorestart else 'false'}",
             f"startsecs={prog.startsecs}",
