@@ -220,7 +220,7 @@ def test_hard_bot_halves_its_candidates_round_by_round_within_its_budget(
         ):
             continue
         view, legal = player_view(state, seat), legal_commands(state, seat)
-        bot = HardBot(playouts=120, time_limit=None, prune=0, halving=True)
+        bot = HardBot(playouts=120, time_limit=None, prune=0, halving=True, compiled=False)
         played.clear()
         bot.choose(view, legal, random.Random(0), history)
         counts = sorted((n for a, n in _count(played).items() if a[0] == "discard"), reverse=True)

@@ -40,6 +40,11 @@ from .normal import choose_discard
 from .playout import OVER, Params, Sim
 from .sampling import Sampler
 
+try:
+    from . import _compiled
+except ImportError:  # not built (``make install`` builds it): the same moves in pure Python
+    _compiled = None
+
 Candidate = tuple[dict[str, Any], tuple]
 
 
@@ -74,6 +79,7 @@ class HardBot:
         no_fit: bool = False,
         expose: bool = True,
         halving: bool = False,
+        compiled: bool = True,
     ) -> None:
         """``playouts``: budget per decision (the main limit); ``time_limit``: a cap in CPU
         seconds of this thread per decision (``None``: none); ``max_discards``: discards
@@ -85,7 +91,9 @@ class HardBot:
         (0: never; a screen's option, see docs/bots.md); ``extra``, ``tries``,
         ``slack``: see ``Sampler``; ``params``: the playout policy; ``halving``: spend the
         budget by sequential halving (rounds, the worse half of the candidates dropped after
-        each) instead of on every candidate until pruned (docs/bots.md measures both)."""
+        each) instead of on every candidate until pruned (docs/bots.md measures both);
+        ``compiled``: deal and play out in C (``_compiled``) when it is built, the same moves as
+        the pure-Python ``Sampler`` and ``Sim`` for the same ``random.Random`` state."""
         self._started = 0.0
         self._started_wall = 0.0
         #: wall-clock seconds a decision may take, however little CPU it got (``None``: no
@@ -113,6 +121,7 @@ class HardBot:
         self.no_fit = no_fit
         self.expose = expose
         self.halving = halving
+        self.compiled = compiled
         p = self.params
         self.own = Params(
             p.call_frac if own_call is None else own_call,
@@ -310,11 +319,14 @@ class HardBot:
         values: list[list[float]] = [[] for _ in cands]
         alive = list(range(len(cands)))
         drawn = any(c[1][0] in ("call", "answer") for c in cands)  # a Draw is among them
-        value = self._valuer(k, self.call_bonus if drawn else self.win_bonus)
-        me = k.seat
-        params = self.params
-        hold = 1 << me if self.hold else 0
+        bonus = self.call_bonus if drawn else self.win_bonus
         sampler = self.sampler(k)
+        fast = self._compiled_search(k, cands, sampler, bonus, rng)
+        if fast is not None:
+            fast.load(rng)
+            play_deal = fast.deal
+        else:
+            play_deal = self._python_deals(k, cands, sampler, bonus, rng)
         budget = self.playouts
         deals = 0
         bias = [self._bias(c[1]) for c in cands]
@@ -323,39 +335,83 @@ class HardBot:
         # candidates, the worse half dropped at its end; one flat round without ``halving``.
         rounds = max(1, (len(cands) - 1).bit_length()) if self.halving else 1
         stop = False
-        for r in range(rounds):
-            # this round's deals for each live candidate (rounds left share what is left)
-            quota = deals + budget // (len(alive) * (rounds - r)) if self.halving else None
-            while len(alive) > 1 and budget >= len(alive) and (quota is None or deals < quota):
-                world = sampler.sample(rng)
-                for i in alive:
-                    sim = Sim(k, world, params, hold, self.own)
-                    _apply(sim, me, cands[i][1])
-                    sim.run()
-                    values[i].append(value(sim) + bias[i])
-                budget -= len(alive)
-                deals += 1
-                if deadline is not None:
-                    now = clock()
-                    if now + (now - last) > deadline:  # the next deal would end past the cap
+        try:
+            for r in range(rounds):
+                # this round's deals for each live candidate (rounds left share what is left)
+                quota = deals + budget // (len(alive) * (rounds - r)) if self.halving else None
+                while len(alive) > 1 and budget >= len(alive) and (quota is None or deals < quota):
+                    for i, v in zip(alive, play_deal(alive), strict=True):
+                        values[i].append(v + bias[i])
+                    budget -= len(alive)
+                    deals += 1
+                    if deadline is not None:
+                        now = clock()
+                        if now + (now - last) > deadline:  # the next deal would end past the cap
+                            stop = True
+                            break
+                        last = now
+                    if wall_deadline is not None and time.perf_counter() > wall_deadline:
                         stop = True
                         break
-                    last = now
-                if wall_deadline is not None and time.perf_counter() > wall_deadline:
-                    stop = True
+                    if z and deals >= self.first_check and deals % self.check == 0:
+                        alive, settled = _prune(values, alive, z, self.indifferent)
+                        if settled:
+                            stop = True
+                            break
+                if stop or len(alive) <= 1 or r == rounds - 1 or not deals:
                     break
-                if z and deals >= self.first_check and deals % self.check == 0:
-                    alive, settled = _prune(values, alive, z, self.indifferent)
-                    if settled:
-                        stop = True
-                        break
-            if stop or len(alive) <= 1 or r == rounds - 1 or not deals:
-                break
-            # every live candidate met the same deals: the better half goes on
-            alive.sort(key=lambda i: -sum(values[i]))
-            alive = alive[: (len(alive) + 1) // 2]
+                # every live candidate met the same deals: the better half goes on
+                alive.sort(key=lambda i: -sum(values[i]))
+                alive = alive[: (len(alive) + 1) // 2]
+        finally:
+            if fast is not None:
+                fast.store(rng)  # the generator moves on as if Python had made every draw
         best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
         return cands[best][0]
+
+    def _compiled_search(
+        self, k: Knowledge, cands: list[Candidate], sampler: Sampler, bonus: float, rng: Any
+    ) -> Any:
+        """The compiled deals and playouts of this decision, or ``None`` where only the
+        pure-Python ones apply (not built, switched off, another generator or sampler)."""
+        if (
+            _compiled is None
+            or not self.compiled
+            or type(rng) is not random.Random
+            or type(sampler) is not Sampler
+            or self.exact
+            or len(k.melds) > 20
+        ):
+            return None
+        own = self.own
+        equity = [bonus * 3 * e for e in _equity_after(k)] if self.match_aware else None
+        hold = 1 << k.seat if self.hold else 0
+        actions = [c[1] for c in cands]
+        return _compiled.Search(
+            k, sampler, actions, self.params, own, hold, equity, bonus, self.match_aware
+        )
+
+    def _python_deals(
+        self, k: Knowledge, cands: list[Candidate], sampler: Sampler, bonus: float, rng: Any
+    ) -> Callable[[list[int]], list[float]]:
+        """One deal and the value of each live candidate played out on it, in pure Python."""
+        value = self._valuer(k, bonus)
+        me = k.seat
+        params = self.params
+        own = self.own
+        hold = 1 << me if self.hold else 0
+
+        def play_deal(alive: list[int]) -> list[float]:
+            world = sampler.sample(rng)
+            out = []
+            for i in alive:
+                sim = Sim(k, world, params, hold, own)
+                _apply(sim, me, cands[i][1])
+                sim.run()
+                out.append(value(sim))
+            return out
+
+        return play_deal
 
     def answer_values(
         self,
