@@ -46,8 +46,8 @@ help:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when pyproject.toml is newer than the stamp.
-$(STAMP): pyproject.toml | $(PY)
+# Reinstall only when pyproject.toml, or the compiled playouts' sources, are newer than the stamp.
+$(STAMP): pyproject.toml setup.py games/rules/bots/_compiled.pyx | $(PY)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
 	touch $@
 

@@ -282,24 +282,54 @@ def test_hard_bot_wall_limit_bounds_a_decision_whatever_cpu_it_gets() -> None:
     assert command in legal
 
 
+def test_tally_pairs_equal_the_mean_and_variance_of_the_listed_differences() -> None:
+    """The running sums give each pair's mean difference and sample variance as the lists of
+    every value would, whichever order the live candidates come in and after one is dropped."""
+    rng = random.Random(9)
+    series: list[list[float]] = [[], [], []]
+    tally = hard_module.Tally(3)
+    for index in range(60):
+        alive = [2, 0, 1] if index < 30 else [1, 0]  # candidate 2 dropped after 30 deals
+        values = [rng.gauss(i, 4) for i in alive]
+        tally.add(alive, values, [0.0, 0.5, 0.0])
+        for i, v in zip(alive, values, strict=True):
+            series[i].append(v + [0.0, 0.5, 0.0][i])
+    for a, b in [(0, 1), (1, 0)]:
+        diffs = [x - y for x, y in zip(series[a], series[b], strict=True)]
+        total, squares = tally.paired(a, b)
+        mean = sum(diffs) / len(diffs)
+        assert total / len(diffs) == pytest.approx(mean)
+        var = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
+        assert (squares - total * mean) / (len(diffs) - 1) == pytest.approx(var)
+    assert tally.counts == [60, 60, 30]
+    assert tally.sums == pytest.approx([sum(s) for s in series])
+
+
 def test_hard_bot_search_stops_once_no_candidate_can_beat_the_leader_by_the_margin() -> None:
     """Candidates compared on the same deals: one clearly behind is dropped; the search stops
     when the leader is alone, or when what is left is within ``indifferent`` of it (near-equal
     moves are not worth more playouts), and goes on while a rival could still be better."""
+
+    def tallied(*series: list[float]) -> hard_module.Tally:
+        tally = hard_module.Tally(len(series))
+        for values in zip(*series, strict=True):
+            tally.add(list(range(len(series))), list(values), [0.0] * len(series))
+        return tally
+
     rng = random.Random(4)
     base = [rng.gauss(0, 5) for _ in range(40)]
     lead = [b + 3 for b in base]
     behind = [b - 3 + rng.gauss(0, 0.5) for b in base]
-    alive, settled = hard_module._prune([lead, behind], [0, 1], 2.0, 1.0)
+    alive, settled = hard_module._prune(tallied(lead, behind), [0, 1], 2.0, 1.0)
     assert alive == [0] and settled
     twin = [b + 3 + rng.gauss(0, 0.1) for b in base]  # as good as the leader, give or take
-    alive, settled = hard_module._prune([lead, twin], [0, 1], 2.0, 1.0)
+    alive, settled = hard_module._prune(tallied(lead, twin), [0, 1], 2.0, 1.0)
     assert sorted(alive) == [0, 1] and settled
-    alive, settled = hard_module._prune([lead, twin], [0, 1], 2.0, 0.0)
+    alive, settled = hard_module._prune(tallied(lead, twin), [0, 1], 2.0, 0.0)
     assert sorted(alive) == [0, 1] and not settled  # without a margin it would go on
     # as good on average, but so noisy that it could be better by more than the margin
     noisy = [x + (15 if i % 2 else -15) for i, x in enumerate(lead)]
-    alive, settled = hard_module._prune([lead, noisy], [0, 1], 2.0, 1.0)
+    alive, settled = hard_module._prune(tallied(lead, noisy), [0, 1], 2.0, 1.0)
     assert sorted(alive) == [0, 1] and not settled
 
 

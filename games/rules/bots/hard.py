@@ -316,7 +316,7 @@ class HardBot:
         wall_deadline = None if self.wall_limit is None else self._started_wall + self.wall_limit
         clock = time.thread_time  # CPU time of this thread: the same on a loaded machine
         last = clock()
-        values: list[list[float]] = [[] for _ in cands]
+        tally = Tally(len(cands))
         alive = list(range(len(cands)))
         drawn = any(c[1][0] in ("call", "answer") for c in cands)  # a Draw is among them
         bonus = self.call_bonus if drawn else self.win_bonus
@@ -340,8 +340,7 @@ class HardBot:
                 # this round's deals for each live candidate (rounds left share what is left)
                 quota = deals + budget // (len(alive) * (rounds - r)) if self.halving else None
                 while len(alive) > 1 and budget >= len(alive) and (quota is None or deals < quota):
-                    for i, v in zip(alive, play_deal(alive), strict=True):
-                        values[i].append(v + bias[i])
+                    tally.add(alive, play_deal(alive), bias)
                     budget -= len(alive)
                     deals += 1
                     if deadline is not None:
@@ -354,19 +353,19 @@ class HardBot:
                         stop = True
                         break
                     if z and deals >= self.first_check and deals % self.check == 0:
-                        alive, settled = _prune(values, alive, z, self.indifferent)
+                        alive, settled = _prune(tally, alive, z, self.indifferent)
                         if settled:
                             stop = True
                             break
                 if stop or len(alive) <= 1 or r == rounds - 1 or not deals:
                     break
                 # every live candidate met the same deals: the better half goes on
-                alive.sort(key=lambda i: -sum(values[i]))
+                alive.sort(key=lambda i: -tally.sums[i])
                 alive = alive[: (len(alive) + 1) // 2]
         finally:
             if fast is not None:
                 fast.store(rng)  # the generator moves on as if Python had made every draw
-        best = max(alive, key=lambda i: sum(values[i]) / max(1, len(values[i])))
+        best = max(alive, key=lambda i: tally.sums[i] / max(1, tally.counts[i]))
         return cands[best][0]
 
     def _compiled_search(
@@ -519,25 +518,68 @@ def _equity_after(k: Knowledge) -> tuple[float, float, float]:
     return (out[0], out[1], out[2])
 
 
+class Tally:
+    """A search's playout values as running sums: per candidate its count and total, per pair
+    of candidates the total of their differences on the deals both met and of the squares of
+    those differences. Pruning then costs the same at the thousandth deal as at the tenth,
+    where lists of every value cost a pass over all of them at every check."""
+
+    __slots__ = ("counts", "sums", "diffs", "squares")
+
+    def __init__(self, size: int) -> None:
+        self.counts = [0] * size
+        self.sums = [0.0] * size
+        #: [i][j] for i < j: sum of (value of i - value of j), and of its square
+        self.diffs = [[0.0] * size for _ in range(size)]
+        self.squares = [[0.0] * size for _ in range(size)]
+
+    def add(self, alive: list[int], values: list[float], bias: list[float]) -> None:
+        """One deal: ``values[x]`` is candidate ``alive[x]``'s playout value, before its bias."""
+        vals = [v + bias[i] for i, v in zip(alive, values, strict=True)]
+        counts, sums, diffs, squares = self.counts, self.sums, self.diffs, self.squares
+        n = len(alive)
+        for x in range(n):
+            i = alive[x]
+            v = vals[x]
+            counts[i] += 1
+            sums[i] += v
+            for y in range(x + 1, n):
+                j = alive[y]
+                if i < j:
+                    d = v - vals[y]
+                    diffs[i][j] += d
+                    squares[i][j] += d * d
+                else:
+                    d = vals[y] - v
+                    diffs[j][i] += d
+                    squares[j][i] += d * d
+
+    def paired(self, a: int, b: int) -> tuple[float, float]:
+        """Sum of (value of ``a`` - value of ``b``) over the deals both met, and of its square."""
+        if a < b:
+            return self.diffs[a][b], self.squares[a][b]
+        return -self.diffs[b][a], self.squares[b][a]
+
+
 def _prune(
-    values: list[list[float]], alive: list[int], z: float, indifferent: float = 0.0
+    tally: Tally, alive: list[int], z: float, indifferent: float = 0.0
 ) -> tuple[list[int], bool]:
     """The candidates not clearly worse than the leader (paired on the same deals), and whether
     the search can stop: no candidate left may beat the leader by ``indifferent`` or more (with
-    ``indifferent`` 0, only when the leader is the last one left)."""
-    m = len(values[alive[0]])
-    means = {i: sum(values[i]) / m for i in alive}
-    lead = max(alive, key=means.__getitem__)
+    ``indifferent`` 0, only when the leader is the last one left). Every candidate in ``alive``
+    met every deal so far (a dropped one never comes back)."""
+    m = tally.counts[alive[0]]
+    sums = tally.sums
+    lead = max(alive, key=lambda i: sums[i] / m)
     keep = []
     settled = True
-    top = values[lead]
     for i in alive:
         if i == lead:
             keep.append(i)
             continue
-        diffs = [a - b for a, b in zip(top, values[i], strict=True)]
-        mean = sum(diffs) / m
-        var = sum((d - mean) ** 2 for d in diffs) / max(1, m - 1)
+        total, squares = tally.paired(lead, i)
+        mean = total / m
+        var = max(0.0, squares - total * mean) / max(1, m - 1)
         margin = z * (var / m) ** 0.5
         if mean <= margin:
             keep.append(i)
