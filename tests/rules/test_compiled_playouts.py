@@ -143,3 +143,38 @@ def test_compiled_and_pure_python_hard_bots_make_the_same_moves_for_a_seed(
         assert record.state.match_winner is not None
         seed += 1
     assert twins[0].searched + twins[1].searched >= 20
+
+
+class _Answering:
+    """The normal bot, keeping every position where it had to answer a Draw call."""
+
+    name = "normal"
+    uses_history = True
+
+    def __init__(self) -> None:
+        self.bot = get_bot("normal")
+        self.seen: list[tuple[dict, list]] = []
+
+    def choose(self, view, legal, rng, history=None):
+        if view["phase"] == "draw_call" and len(legal) > 1:
+            self.seen.append((view, list(history or [])))
+        return self.bot.choose(view, legal, rng, history)
+
+
+def test_compiled_and_pure_python_draw_answer_values_are_the_same() -> None:
+    """The fair-play review's values of challenging and folding a Draw call are the same
+    numbers, and leave the generator the same, whichever playouts compute them."""
+    players = [_Answering(), _Answering(), _Answering()]
+    seed = 3
+    while sum(len(p.seen) for p in players) < 6 and seed < 40:
+        play_match(players, random.Random(seed), RuleSet())
+        seed += 1
+    positions = [pos for p in players for pos in p.seen][:6]
+    assert len(positions) == 6
+    fast, slow = HardBot(), HardBot(compiled=False)
+    for view, history in positions:
+        a, b = random.Random(5), random.Random(5)
+        assert fast.answer_values(view, history, a, deals=40) == slow.answer_values(
+            view, history, b, deals=40
+        )
+        assert a.getstate() == b.getstate()

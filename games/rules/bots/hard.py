@@ -423,22 +423,25 @@ class HardBot:
         answering seat's own view, on ``deals`` common deals and without pruning: the fair-play
         review (``fairplay.detection``) asks how much an answer cost the seat that gave it."""
         k = read(view, history)
-        value = self._valuer(k, self.call_bonus)
+        cands: list[Candidate] = [({}, ("answer", True)), ({}, ("answer", False))]
         sampler = self.sampler(k)
-        me = k.seat
-        hold = 1 << me if self.hold else 0
+        fast = self._compiled_search(k, cands, sampler, self.call_bonus, rng)
+        if fast is not None:
+            fast.load(rng)
+            play_deal = fast.deal
+        else:
+            play_deal = self._python_deals(k, cands, sampler, self.call_bonus, rng)
+        bias = [self._bias(c[1]) for c in cands]
         totals = [0.0, 0.0]
         collecting = gc.isenabled()
         gc.disable()
         try:
             for _ in range(deals):
-                world = sampler.sample(rng)
-                for i, challenge in enumerate((True, False)):
-                    sim = Sim(k, world, self.params, hold, self.own)
-                    _apply(sim, me, ("answer", challenge))
-                    sim.run()
-                    totals[i] += value(sim) + self._bias(("answer", challenge))
+                for i, v in enumerate(play_deal([0, 1])):
+                    totals[i] += v + bias[i]
         finally:
+            if fast is not None:
+                fast.store(rng)
             if collecting:
                 gc.enable()
         return totals[0] / deals, totals[1] / deals
