@@ -32,7 +32,7 @@ help:
 	@echo "make bench-storage  the bytes a finished match adds to the database (scratch db tongits_bench_storage)"
 	@echo "make bench-streams  300 live streams while 10 tables play (needs PostgreSQL)"
 	@echo "make bench-players  tables of three people on their streams, stepped (needs PostgreSQL, Redis)"
-	@echo "make bench-bots     tables of one person and two bots, per level, stepped (needs PostgreSQL, Redis)"
+	@echo "make bench-bots     tables of one person and two bots, per level, stepped; ARGS=\"--people 250\": beside tables of three people (needs PostgreSQL, Redis)"
 	@echo "make bench-matchmaking  3,000 people queue over 60 s in three rooms (needs PostgreSQL, Redis)"
 	@echo "make bench-push    move to Web Push at a local push service, 20 tables; then a burst of 3,000 pushes to stand-ins of Web Push, FCM and APNs: pushes/s, worker CPU a push (needs PostgreSQL, Redis)"
 	@echo "make bench-tournament  a tournament of 27 (9 people, 18 bots) from start to payout (needs PostgreSQL, Redis)"
@@ -157,8 +157,11 @@ bench-players: $(STAMP) $(MO_FILES)
 
 # Tables of one person against two bots of each level (easy, normal, hard): the stack as make run
 # starts it, the person as in bench-players, stepped to 500 tables; the bots' replies and CPU.
+# ARGS="--people 250": tables of three people play on the same stack throughout, their POSTs and
+# streams held to bench-players' targets; ARGS="--niceness 0": the bots' worker at the requests'
+# priority (TONGITS_BOT_NICENESS).
 bench-bots: $(STAMP) $(MO_FILES)
-	$(PY) scripts/bench_bots.py
+	$(PY) scripts/bench_bots.py $(ARGS)
 
 # The matchmaker: the stack as make run starts it, 3,000 people on /me/stream who queue over
 # 60 s in three rooms and resign once matched; ticket-to-matched, tables a second, CPU a table.

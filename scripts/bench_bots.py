@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_bots.py                      (easy, normal, hard; 250 and 500)
     .venv/bin/python scripts/bench_bots.py --levels hard --steps 250,500,750 --seconds 30
+    .venv/bin/python scripts/bench_bots.py --levels hard --people 250 --niceness 0
 
 At launch most tables are one person against two bots (quick play, and the matchmaker's bots
 filling seats). For each level it starts the stack as `make run` does (``python -m ops.stack``:
@@ -31,6 +32,19 @@ read of the table and the write), the cores busy, and errors and dropped streams
 per level, the largest step within the targets: POST p99 <= 100 ms, stream p95 <= 100 ms, bot
 reply p95 <= 1 s beyond the pause, no error, no dropped stream.
 
+People first under load (``--people N``): at each level, on the same stack and database, N
+tables of three people as `make bench-players` plays them (``bench_players.make_tables``, made
+with the level's database before the stack starts; ``bench_players.client_main`` in one more
+load process) open their streams with the first step and keep playing through every step, so
+the bots' tables are added to a node already busy with people's. Each row then also shows the
+people tables' own moves per second, POST p50/p95/p99 and stream p95 (``ppl``, apart from the
+bot tables' person), their errors and dropped streams; the CPU per move is then per move of
+all tables (the bot tables' and the people tables'), and a step is within the targets only if
+the people tables' POST p99 <= 100 ms and stream p95 <= 100 ms as well, with no error and
+every stream open. ``--niceness K`` starts the bots' worker at niceness K
+(``TONGITS_BOT_NICENESS``, 10 as shipped), so a run with the bots at the requests' priority
+(0) compares with one as shipped.
+
 A benchmark, not a test: it asserts nothing. Run it on a quiet machine; beside
 `make bench-players` (the same session) to compare a node's tables of people with its tables
 of bots.
@@ -51,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import bench_players
 import orjson
 import redis
 import uvloop
@@ -330,13 +345,38 @@ def make_step(args: argparse.Namespace, count: int, tag: str, level: str) -> lis
     return tables + halves[0][len(halves[1]) :]
 
 
+def make_people(args: argparse.Namespace, tag: str) -> list[tuple[str, list[str]]]:
+    """``--people`` tables of three people, as `make bench-players` makes them (on both cores),
+    in the level's database; nobody acts before the first step."""
+    if not args.people:
+        return []
+    started = time.monotonic()
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        halves = pool.starmap(
+            bench_players.make_tables,
+            [
+                (args.database_url, args.people // 2, f"{tag}a"),
+                (args.database_url, args.people - args.people // 2, f"{tag}b"),
+            ],
+        )
+    tables = [t for pair in zip(*halves, strict=False) for t in pair]
+    tables += halves[0][len(halves[1]) :]
+    print(
+        f"{len(tables)} tables of three people made in {time.monotonic() - started:.0f} s",
+        flush=True,
+    )
+    return tables
+
+
 def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
     steps = [int(s) for s in args.steps.split(",")]
     reset_database(args.database_url)
+    tag = f"{level[0]}{int(time.time()) % 100000}"
+    people_tables = make_people(args, tag)
     # The scratch broker too: a previous level's tables no longer exist, and their queued moves
     # (and the sweeper's copies of them) would stand before this level's in the bots' queue.
     redis.Redis.from_url(args.broker).flushdb()
-    tag = f"{level[0]}{int(time.time()) % 100000}"
     settle(args.database_url)
 
     port = free_port()
@@ -354,13 +394,29 @@ def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
             proc.start()
             pipes.append(parent)
             procs.append(proc)
+        people_pipe = None  # the people tables' load process (bench_players' players)
+        if people_tables:
+            people_pipe, child = fork.Pipe()
+            proc = fork.Process(
+                target=bench_players.client_main, args=("127.0.0.1", port, 104729, child)
+            )
+            proc.start()
+            procs.append(proc)
         load_pids = {os.getpid(), *(p.pid for p in procs)}
 
-        def ask(messages: list[Any]) -> list[Any]:
+        def ask(messages: list[Any], people: Any = None) -> list[Any]:
+            """Every bots' table load process its message, and the people's process ``people``
+            (if any, its answer last), at once."""
             for pipe, message in zip(pipes, messages, strict=True):
                 pipe.send(message)
-            return [pipe.recv() for pipe in pipes]
+            if people is not None and people_pipe is not None:
+                people_pipe.send(people)
+            answers = [pipe.recv() for pipe in pipes]
+            if people is not None and people_pipe is not None:
+                answers.append(people_pipe.recv())
+            return answers
 
+        people_ready = 0
         playing = 0
         for n, step in enumerate(steps):
             started = time.monotonic()
@@ -373,21 +429,25 @@ def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
             answers = ask([("add", new[i :: args.procs]) for i in range(args.procs)])
             ready = sum(a[1] for a in answers)
             if n == 0:
-                ask([("release",)] * args.procs)
+                if people_pipe is not None:
+                    people_pipe.send(("add", people_tables))
+                    people_ready = people_pipe.recv()[1]  # streams open, three a table
+                ask([("release",)] * args.procs, ("release",))
             playing = step
             time.sleep(args.warmup)
-            ask([("start",)] * args.procs)
+            ask([("start",)] * args.procs, ("start",))
             cpu0, _ = cpu_by_part(load_pids, stack.pid, servers)
             busy0, total0 = busy_cores()
             t0 = time.monotonic()
             time.sleep(args.seconds)
-            windows = [a[1] for a in ask([("end",)] * args.procs)]
+            windows = [a[1] for a in ask([("end",)] * args.procs, ("end",))]
+            people = windows.pop() if people_pipe is not None else bench_players.Window()
             elapsed = time.monotonic() - t0
             cpu1, _ = cpu_by_part(load_pids, stack.pid, servers)
             busy1, total1 = busy_cores()
             person = sum(w.moves for w in windows)
             bots = sum(w.bot_moves for w in windows)
-            moves = person + bots
+            moves = person + bots + people.moves  # for the CPU per move: every table's
             posts = [x for w in windows for x in w.posts]
             streams = [x for w in windows for x in w.streams]
             replies = [x for w in windows for x in w.replies]
@@ -397,8 +457,8 @@ def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
                 "level": level,
                 "tables": step,
                 "ready": ready,
-                "moves_per_s": moves / elapsed,
-                "bot_share": bots / max(1, moves),
+                "moves_per_s": (person + bots) / elapsed,
+                "bot_share": bots / max(1, person + bots),  # of the bot tables' moves
                 "post": (pct(posts, 0.5), pct(posts, 0.95), pct(posts, 0.99)),
                 "stream": pct(streams, 0.95),
                 "reply": (pct(replies, 0.5), pct(replies, 0.95), pct(replies, 0.99)),
@@ -410,9 +470,25 @@ def one_level(args: argparse.Namespace, level: str) -> list[dict[str, Any]]:
                 "error_kinds": sorted(set(errors))[:5],
                 "dropped": sum(w.dropped for w in windows),
             }
+            if people_pipe is not None:
+                row["people"] = {
+                    "tables": len(people_tables),
+                    "streams": 3 * len(people_tables),
+                    "ready": people_ready,
+                    "moves_per_s": people.moves / elapsed,
+                    "post": (
+                        pct(people.posts, 0.5),
+                        pct(people.posts, 0.95),
+                        pct(people.posts, 0.99),
+                    ),
+                    "stream": pct(people.streams, 0.95),
+                    "errors": len(people.errors),
+                    "error_kinds": sorted(set(people.errors))[:5],
+                    "dropped": people.dropped,
+                }
             rows.append(row)
             print_row(row)
-        ask([("stop",)] * args.procs)
+        ask([("stop",)] * args.procs, ("stop",))
     finally:
         for proc in procs:
             proc.join(10)
@@ -429,6 +505,10 @@ HEADER = (
     f"{'web':>5} {'pg':>5} {'wrk':>5} {'bots':>5} {'sch+bt':>6} {'ntf':>5} {'rds':>5} "
     f"{'load':>5} {'all':>5} {'bot/mv':>6} {'cores':>5} {'err':>4} {'drop':>4}"
 )
+#: The people tables' columns (``--people``), after the bot tables'.
+PEOPLE_HEADER = (
+    f" | {'ppl mv/s':>8} {'ppl POST p50/p95/p99':>21} {'ppl strm':>8} {'err':>4} {'drop':>4}"
+)
 
 
 def print_row(row: dict[str, Any]) -> None:
@@ -442,8 +522,22 @@ def print_row(row: dict[str, Any]) -> None:
         f"{cpu['scheduler'] + cpu['beat']:6.2f} {cpu['notifier']:5.2f} {cpu['redis']:5.2f} "
         f"{cpu['load']:5.2f} {row['all_ms']:5.2f} {row['bot_move_ms']:6.2f} "
         f"{row['cores']:5.2f} {row['errors']:>4} {row['dropped']:>4}"
-        + (f"  {row['error_kinds']}" if row["errors"] else ""),
+        + (people_columns(row["people"]) if "people" in row else "")
+        + (f"  {row['error_kinds']}" if row["errors"] else "")
+        + (
+            f"  people: {row['people']['error_kinds']}"
+            if row.get("people", {}).get("errors")
+            else ""
+        ),
         flush=True,
+    )
+
+
+def people_columns(people: dict[str, Any]) -> str:
+    post = people["post"]
+    return (
+        f" | {people['moves_per_s']:8.1f} {post[0]:6.1f}/{post[1]:6.1f}/{post[2]:6.1f}  "
+        f"{people['stream']:8.1f} {people['errors']:>4} {people['dropped']:>4}"
     )
 
 
@@ -455,6 +549,18 @@ def meets(row: dict[str, Any]) -> bool:
         and row["errors"] == 0
         and row["dropped"] == 0
         and row["ready"] == row["tables"]
+        and ("people" not in row or people_meet(row["people"]))
+    )
+
+
+def people_meet(people: dict[str, Any]) -> bool:
+    """The people tables' own targets, as `make bench-players` holds them."""
+    return (
+        people["post"][2] <= POST_TARGET_MS
+        and people["stream"] <= STREAM_TARGET_MS
+        and people["errors"] == 0
+        and people["dropped"] == 0
+        and people["ready"] == people["streams"]
     )
 
 
@@ -465,21 +571,45 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="the measured window")
     parser.add_argument("--warmup", type=float, default=10.0, help="seconds before each window")
     parser.add_argument("--procs", type=int, default=1, help="load generator processes")
+    parser.add_argument(
+        "--people",
+        type=int,
+        default=0,
+        help="tables of three people playing on the same stack through every step",
+    )
+    parser.add_argument(
+        "--niceness",
+        type=int,
+        default=None,
+        help="the bots' worker's niceness, 0 to 19 (TONGITS_BOT_NICENESS; 10 as shipped)",
+    )
     parser.add_argument("--database-url", default=DATABASE)
     parser.add_argument("--broker", default=BROKER)
     args = parser.parse_args()
+    if args.niceness is not None:
+        if not 0 <= args.niceness <= 19:
+            parser.error("--niceness: 0 to 19")
+        os.environ["TONGITS_BOT_NICENESS"] = str(args.niceness)  # the stack inherits it
+    from ops.stack import bot_niceness
+
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print(
         f"{os.cpu_count()} CPUs; the person thinks {THINK[0]}-{THINK[1]} s, the bots pause "
         f"{BOT_DELAY} s; {args.warmup:.0f} s warm-up, {args.seconds:.0f} s measured per step; "
         "CPU in ms per move (the person's and the bots'); bot/mv: the bots' worker's CPU ms per "
-        "bot move; reply: beyond the pause",
+        f"bot move; reply: beyond the pause; the bots' worker at nice {bot_niceness()}"
+        + (
+            f"; {args.people} tables of three people play through every step (ppl), CPU per "
+            "move of every table"
+            if args.people
+            else ""
+        ),
         flush=True,
     )
     best = {}
     for level in args.levels.split(","):
-        print(HEADER, flush=True)
+        print(HEADER + (PEOPLE_HEADER if args.people else ""), flush=True)
         rows = one_level(args, level)
         passing = [r["tables"] for r in rows if meets(r)]
         best[level] = max(passing) if passing else 0
