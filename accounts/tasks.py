@@ -21,9 +21,9 @@ from django.utils import timezone
 
 from accounts import projections, services
 from core import replica
+from core.tasks import TASK_OPTIONS
 from games import scheduling, settlement
 from games.errors import GameNotFound
-from games.tasks import GAME_TASK_OPTIONS
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def settle_match_now(game_id: str) -> str:
     return "settled"
 
 
-@shared_task(name=scheduling.SETTLE_MATCH, **GAME_TASK_OPTIONS)
+@shared_task(name=scheduling.SETTLE_MATCH, **TASK_OPTIONS)
 def settle_match(game_id: str, version: int) -> str:
     """Record a finished match's results; a second run changes nothing.
 

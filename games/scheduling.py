@@ -48,6 +48,7 @@ from django.db import connection
 from django.utils import timezone
 
 from core import listening
+from core import tasks as tasks_core
 from games.application import timing
 from games.models import Game
 from games.projection import SERVER_WORK, server_delay
@@ -59,7 +60,7 @@ logger = logging.getLogger(__name__)
 PLAY_BOT_TURN = "games.tasks.play_bot_turn"
 EXPIRE_TURN = "games.tasks.expire_turn"
 DEAL_NEXT_ROUND = "games.tasks.deal_next_round"
-SETTLE_MATCH = "accounts.tasks.settle_match"
+SETTLE_MATCH = tasks_core.SETTLE_MATCH  # defined by accounts, heard by metrics and fair play
 ABORT_IDLE = "games.tasks.abort_idle"
 #: The heartbeat the sweeper writes on every run; /healthz reads it (ops.health).
 SWEEPER = "sweeper"

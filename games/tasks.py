@@ -17,8 +17,8 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
+from core.tasks import TASK_OPTIONS
 from games import archive, play, scheduling
 from games.errors import GameNotFound
 
@@ -27,16 +27,6 @@ logger = logging.getLogger(__name__)
 #: Games packed by one run of ``compact_events`` (the next run goes on).
 COMPACT_BATCH = 2000
 
-GAME_TASK_OPTIONS: dict[str, Any] = {
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "ignore_result": True,
-    # A database that is briefly away (failover, restart): try again shortly.
-    "autoretry_for": (OperationalError, InterfaceError),
-    "retry_backoff": 1,
-    "retry_backoff_max": 30,
-    "max_retries": 5,
-}
 
 
 def _run(service: Any, game_id: str, version: int) -> str:
@@ -47,7 +37,7 @@ def _run(service: Any, game_id: str, version: int) -> str:
         return "no_game"
 
 
-@shared_task(name=scheduling.PLAY_BOT_TURN, **GAME_TASK_OPTIONS)
+@shared_task(name=scheduling.PLAY_BOT_TURN, **TASK_OPTIONS)
 def play_bot_turn(game_id: str, version: int) -> str:
     """One command for the bot seat to act; its write makes the table due again if needed."""
     scheduling.unmark(game_id, version)  # started: no longer waiting in the queue
@@ -60,19 +50,19 @@ def _clear_bot_marks(**kwargs: Any) -> None:
     scheduling.clear_marks()
 
 
-@shared_task(name=scheduling.EXPIRE_TURN, **GAME_TASK_OPTIONS)
+@shared_task(name=scheduling.EXPIRE_TURN, **TASK_OPTIONS)
 def expire_turn(game_id: str, version: int) -> str:
     """Play for a seat whose turn deadline passed, if the game is still at ``version``."""
     return _run(play.expire_turn, game_id, version)
 
 
-@shared_task(name=scheduling.DEAL_NEXT_ROUND, **GAME_TASK_OPTIONS)
+@shared_task(name=scheduling.DEAL_NEXT_ROUND, **TASK_OPTIONS)
 def deal_next_round(game_id: str, version: int) -> str:
     """Deal the next round after a round that did not end the match."""
     return _run(play.deal_next_round, game_id, version)
 
 
-@shared_task(name=scheduling.ABORT_IDLE, **GAME_TASK_OPTIONS)
+@shared_task(name=scheduling.ABORT_IDLE, **TASK_OPTIONS)
 def abort_idle(game_id: str, version: int) -> str:
     """Abort a started table without turn limits left idle too long (no result, no rating)."""
     return _run(play.abort_idle, game_id, version)

@@ -17,12 +17,11 @@ from typing import Any
 from celery import signals
 from django.db import DatabaseError, connection
 
+from core.tasks import SETTLE_MATCH
 from metrics import instruments
 
 logger = logging.getLogger(__name__)
 
-#: The settlement task's name (games.scheduling.SETTLE_MATCH; metrics imports no app).
-SETTLE_MATCH = "accounts.tasks.settle_match"
 #: The message header that carries the publishing time.
 PUBLISHED = "tongits_published_at"
 _started: dict[str, float] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from games.tasks import GAME_TASK_OPTIONS
+from core.tasks import TASK_OPTIONS
 from metrics import instruments
 from notifications import push, webhooks
 
@@ -22,7 +22,7 @@ DELIVER_WEBHOOK = "notifications.tasks.deliver_webhook"
 
 #: As the games' tasks: acknowledged late, delivered again when the worker is lost, retried
 #: shortly while the database is away.
-DELIVERY_TASK_OPTIONS = GAME_TASK_OPTIONS
+DELIVERY_TASK_OPTIONS = TASK_OPTIONS
 
 
 @shared_task(name=DELIVER_PUSH, **DELIVERY_TASK_OPTIONS)

@@ -8,13 +8,13 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from games.tasks import GAME_TASK_OPTIONS
+from core.tasks import TASK_OPTIONS
 from tournaments import loop, seasons, services
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name=loop.ADVANCE, **GAME_TASK_OPTIONS)
+@shared_task(name=loop.ADVANCE, **TASK_OPTIONS)
 def advance(tournament_id: str) -> str:
     """Take one tournament a step on (``services.advance``); a copy run twice changes nothing."""
     return services.advance(tournament_id)

@@ -13,8 +13,8 @@ import logging
 from typing import Any
 
 from celery import shared_task, signals
-from django.db import InterfaceError, OperationalError
 
+from core.tasks import SETTLE_MATCH, TASK_OPTIONS
 from fairplay.detection import projections
 from fairplay.detection.models import ScoredMatch
 from games.models import Game
@@ -22,23 +22,11 @@ from games.models import Game
 logger = logging.getLogger(__name__)
 
 SCORE_MATCH = "fairplay.detection.tasks.score_match"
-#: The settlement task's name (games.scheduling.SETTLE_MATCH).
-SETTLE_MATCH = "accounts.tasks.settle_match"
 #: Settled matches a sweep queues at most.
 SWEEP_BATCH = 500
-#: As the game tasks': acknowledged once done, retried while the database is briefly away.
-SCORE_OPTIONS: dict[str, Any] = {
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "ignore_result": True,
-    "autoretry_for": (OperationalError, InterfaceError),
-    "retry_backoff": 1,
-    "retry_backoff_max": 30,
-    "max_retries": 5,
-}
 
 
-@shared_task(name=SCORE_MATCH, **SCORE_OPTIONS)
+@shared_task(name=SCORE_MATCH, **TASK_OPTIONS)
 def score_match(game_id: str) -> str:
     """Score one settled match into the projections and raise its flags; a second run changes
     nothing (``already_scored``)."""
