@@ -18,6 +18,11 @@ from django.db import models
 from django.db.models import Q
 
 
+def standard_rules() -> str:
+    """A series' rules unless set: the standard preset (a callable, as JSONField defaults are)."""
+    return "standard"
+
+
 class Series(models.Model):
     """A tournament studios keep open (the admin): whenever an active series has no tournament
     registering, the tournaments' loop creates the next one from these settings (a sit-and-go
@@ -25,7 +30,7 @@ class Series(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     name = models.CharField(max_length=80)
-    rules = models.JSONField(default="standard", help_text="A preset name or rule options.")
+    rules = models.JSONField(default=standard_rules, help_text="A preset name or rule options.")
     wins_to_match = models.PositiveSmallIntegerField(default=1)
     size = models.PositiveSmallIntegerField(default=9, help_text="Entrants: 3, 9 or 27.")
     buy_in = models.PositiveIntegerField(default=0)
