@@ -28,7 +28,6 @@ logger = logging.getLogger(__name__)
 COMPACT_BATCH = 2000
 
 
-
 def _run(service: Any, game_id: str, version: int) -> str:
     try:
         return str(service(game_id=game_id, expected_version=version))
