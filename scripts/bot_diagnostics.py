@@ -537,20 +537,8 @@ def rounds_report(name: str, endings: list[Ending]) -> str:
     return "\n".join(lines)
 
 
-class CountingSampler(Sampler):
-    """The bot's own sampler, counting the deals it makes (one per deal of a search)."""
-
-    dealt = 0
-
-    def sample(self, rng: random.Random) -> World:
-        CountingSampler.dealt += 1
-        return super().sample(rng)
-
-
 class MeasuredHard(HardBot):
     """The hard bot, recording each search: its kind, CPU, deals, whether normal agrees."""
-
-    sampler_class = CountingSampler
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -561,13 +549,12 @@ class MeasuredHard(HardBot):
     def _search(self, k: Any, cands: list, rng: random.Random) -> dict[str, Any]:
         kind = cands[0][1][0]
         self._kind = f"{kind} of {len(cands)}" if kind == "discard" else kind
-        dealt = CountingSampler.dealt
         started = time.thread_time()
         try:
             return super()._search(k, cands, rng)
         finally:
             self._cpu = time.thread_time() - started
-            self._deals = CountingSampler.dealt - dealt
+            self._deals = self.last_deals
 
     def choose(
         self, view: dict, legal: list, rng: random.Random, history: Any = None

@@ -100,6 +100,8 @@ class HardBot:
         #: bound): the server sets it, so a bot starved of CPU on a busy node delays its table
         #: by at most this much, playing the best candidate found so far
         self.wall_limit: float | None = None
+        #: deals the last search made (each played out for every candidate still in)
+        self.last_deals = 0
         self.playouts = playouts
         self.time_limit = time_limit
         self.max_discards = max_discards
@@ -363,6 +365,7 @@ class HardBot:
                 alive.sort(key=lambda i: -tally.sums[i])
                 alive = alive[: (len(alive) + 1) // 2]
         finally:
+            self.last_deals = deals
             if fast is not None:
                 fast.store(rng)  # the generator moves on as if Python had made every draw
         best = max(alive, key=lambda i: tally.sums[i] / max(1, tally.counts[i]))
