@@ -426,7 +426,17 @@ cdef struct Meld:
     int owner
     int is_set
     int hidden
+    int tgt_ok  # tgt is targets(mask): reset whenever the mask grows
     mask_t mask
+    mask_t tgt
+
+cdef inline mask_t meld_targets(Meld* m, int ah) noexcept nogil:
+    """``targets`` of a meld on the table, kept until its mask grows."""
+    if not m.tgt_ok:
+        m.tgt = targets(m.mask, m.is_set, ah)
+        m.tgt_ok = 1
+    return m.tgt
+
 
 cdef struct Params:
     double call_frac
@@ -497,6 +507,7 @@ cdef inline int meld_partners(int ah, int card, mask_t hand) noexcept nogil:
 cdef mask_t left_after_lay_offs(mask_t loose, Meld* melds, int nmelds, int ah) noexcept nogil:
     """``heuristics.left_after_lay_offs`` over the table's melds that take lay-offs."""
     cdef mask_t masks[MAX_MELDS]
+    cdef mask_t tgts[MAX_MELDS]
     cdef int sets[MAX_MELDS]
     cdef int n = 0, i, moved = 1
     cdef mask_t fit, low
@@ -504,14 +515,16 @@ cdef mask_t left_after_lay_offs(mask_t loose, Meld* melds, int nmelds, int ah) n
         if not melds[i].hidden:
             masks[n] = melds[i].mask
             sets[n] = melds[i].is_set
+            tgts[n] = meld_targets(&melds[i], ah)
             n += 1
     while loose and moved:
         moved = 0
         for i in range(n):
-            fit = targets(masks[i], sets[i], ah) & loose
+            fit = tgts[i] & loose
             if fit:
                 low = low_bit(fit)
                 masks[i] |= low
+                tgts[i] = targets(masks[i], sets[i], ah)
                 loose &= ~low
                 moved = 1
     return loose
@@ -740,6 +753,7 @@ cdef void take(Sim* s, int seat, mask_t used) noexcept nogil:
     s.melds[s.nmelds].is_set = is_set_mask(mask)
     s.melds[s.nmelds].mask = mask
     s.melds[s.nmelds].hidden = 0
+    s.melds[s.nmelds].tgt_ok = 0
     s.nmelds += 1
     s.opened[seat] = 1
     s.hands[seat] &= ~used
@@ -756,6 +770,7 @@ cdef void take_onto(Sim* s, int seat, int idx) noexcept nogil:
     s.ndiscard -= 1
     top = s.discard[s.ndiscard]
     s.melds[idx].mask |= (<mask_t>1) << top
+    s.melds[idx].tgt_ok = 0
     if not s.rules.in_turn:
         s.blocked &= ~(1 << seat)
     s.phase = PLAY
@@ -779,7 +794,7 @@ cdef void start_turn(Sim* s, int seat) noexcept nogil:
         if s.rules.lay_off_take:
             for i in range(s.nmelds):
                 m = &s.melds[i]
-                if m.owner == seat and not m.hidden and targets(m.mask, m.is_set, ah) >> top & 1:
+                if m.owner == seat and not m.hidden and meld_targets(m, ah) >> top & 1:
                     take_onto(s, seat, i)
                     return
     draw(s, seat)
@@ -791,6 +806,7 @@ cdef void put_down(Sim* s, int seat, mask_t m) noexcept nogil:
     s.melds[s.nmelds].is_set = iss
     s.melds[s.nmelds].mask = m
     s.melds[s.nmelds].hidden = 1 if (s.rules.secret_sets and iss and c_popcount(m) == 4) else 0
+    s.melds[s.nmelds].tgt_ok = 0
     s.nmelds += 1
     s.opened[seat] = 1
     s.dead |= m
@@ -840,10 +856,11 @@ cdef mask_t meld_and_lay_off(Sim* s, int seat) noexcept nogil:
         moved = 0
         for j in range(norder):
             m = &s.melds[order[j]]
-            fit = targets(m.mask, m.is_set, ah) & free
+            fit = meld_targets(m, ah) & free
             if fit:
                 low = low_bit(fit)
                 m.mask |= low
+                m.tgt_ok = 0
                 free &= ~low
                 s.dead |= low
                 if m.owner != seat:
@@ -879,7 +896,7 @@ cdef int pick_discard(Sim* s, int seat, mask_t pool) noexcept nogil:
     if s.rules.lay_off_take:
         for i in range(s.nmelds):
             if s.melds[i].owner == nxt and not s.melds[i].hidden:
-                own |= targets(s.melds[i].mask, s.melds[i].is_set, ah)
+                own |= meld_targets(&s.melds[i], ah)
     r = 12
     while r >= 0:
         b = pool & RM[r]
@@ -1289,6 +1306,7 @@ cdef class Search:
             s.melds[s.nmelds].is_set = 1 if m.is_set else 0
             s.melds[s.nmelds].mask = m.mask
             s.melds[s.nmelds].hidden = 1 if m.hidden else 0
+            s.melds[s.nmelds].tgt_ok = 0
             s.dead |= <mask_t>m.mask
             s.nmelds += 1
         for i in range(3):
