@@ -33,19 +33,19 @@ LEVEL_INFO: tuple[Level, ...] = (
     Level(
         "easy",
         "Plays a random sensible move: never breaks its melds, goes out when it can.",
-        mu=9.95,
-        sigma=3.71,
+        mu=14.11,
+        sigma=2.54,
     ),
     Level(
         "normal",
         "Counts cards, keeps live half-melds, avoids feeding the next seat, judges Draw calls.",
-        mu=30.88,
-        sigma=2.82,
+        mu=28.12,
+        sigma=1.97,
     ),
     Level(
         "hard",
         "Searches: deals the unseen cards many ways and plays each move out to the round's end.",
-        mu=35.91,
-        sigma=2.91,
+        mu=34.38,
+        sigma=2.04,
     ),
 )
