@@ -11,6 +11,8 @@ Fixtures:
                           session's token of that user (a new user when none is given);
                           ``client.user``, ``client.token``, ``client.auth_session`` are set
     auth_client           ``auth_client_factory()``: a client logged in as a fresh user
+    fast_password_hashing (autouse) passwords hashed with MD5, but for tests marked
+                          ``real_password_hashing`` (those of passwords and log-ins)
     fresh_throttles       (autouse) an empty throttle cache (Redis, TEST_CACHE_URL, db 8, 7 for
                           the second xdist worker)
     game_timing           (autouse) no bot delay; the next round dealt at once, in the
@@ -165,6 +167,19 @@ def game_timing(settings) -> None:
     """Tests without a worker: bots at once, and the next deal inside the command's append."""
     settings.TONGITS_BOT_DELAY_SECONDS = 0.0
     settings.TONGITS_DEAL_INLINE = True
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(request: pytest.FixtureRequest) -> None:
+    """MD5 for the passwords the tests set and check: Django's PBKDF2 (a million iterations)
+    takes 0.3-0.6 s a password here, and a test that makes three players would spend most of
+    its time hashing. Tests of passwords and log-ins themselves
+    (``@pytest.mark.real_password_hashing``) keep the real hasher; the servers the tests start
+    always hash as in production."""
+    if request.node.get_closest_marker("real_password_hashing") is None:
+        request.getfixturevalue("settings").PASSWORD_HASHERS = [
+            "django.contrib.auth.hashers.MD5PasswordHasher"
+        ]
 
 
 @pytest.fixture(autouse=True)
