@@ -11,6 +11,8 @@ Fixtures:
                           session's token of that user (a new user when none is given);
                           ``client.user``, ``client.token``, ``client.auth_session`` are set
     auth_client           ``auth_client_factory()``: a client logged in as a fresh user
+    fast_password_hashing (autouse) passwords hashed with MD5, but for tests marked
+                          ``real_password_hashing`` (those of passwords and log-ins)
     fresh_throttles       (autouse) an empty throttle cache (Redis, TEST_CACHE_URL, db 8, 7 for
                           the second xdist worker)
     game_timing           (autouse) no bot delay; the next round dealt at once, in the
@@ -168,6 +170,19 @@ def game_timing(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def fast_password_hashing(request: pytest.FixtureRequest) -> None:
+    """MD5 for the passwords the tests set and check: Django's PBKDF2 (a million iterations)
+    takes 0.3-0.6 s a password here, and a test that makes three players would spend most of
+    its time hashing. Tests of passwords and log-ins themselves
+    (``@pytest.mark.real_password_hashing``) keep the real hasher; the servers the tests start
+    always hash as in production."""
+    if request.node.get_closest_marker("real_password_hashing") is None:
+        request.getfixturevalue("settings").PASSWORD_HASHERS = [
+            "django.contrib.auth.hashers.MD5PasswordHasher"
+        ]
+
+
+@pytest.fixture(autouse=True)
 def fresh_throttles() -> None:
     """Every test starts with no throttle counts (and fails loudly if Redis is down)."""
     from ops.throttling import cache
@@ -251,19 +266,43 @@ APPEND_ONLY = [
 ]
 
 
+def _is_superuser(connection) -> bool:
+    """Whether the database session may set ``session_replication_role`` (a superuser's)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('is_superuser') = 'on'")
+        return bool(cursor.fetchone()[0])
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _flushable_event_log():
-    """Let test teardown empty the append-only tables (``APPEND_ONLY``).
+    """Empty every table at the end of a ``transaction=True`` test quickly, the append-only
+    tables (``APPEND_ONLY``) too.
 
-    ``transaction=True`` tests end with Django's flush, a TRUNCATE of every table, which their
-    TRUNCATE triggers refuse. Test flushes only: switch those triggers off for the flush
-    statement, inside the flush's own transaction.
+    Django's flush is a TRUNCATE of every table, which the append-only tables' TRUNCATE triggers
+    refuse, and which costs about as much as creating every table afresh (a new file for each
+    table and index: seconds on a busy machine, for each such test). Test flushes only: the
+    tables are locked as TRUNCATE locks them (so that a server's write in flight ends first),
+    then each is emptied by a DELETE with triggers and foreign-key checks off for the flush's
+    own transaction (``session_replication_role``; every row of every table goes). A flush that
+    resets sequences or cascades, or a database user that is not a superuser, gets Django's
+    TRUNCATE, with the append-only tables' TRUNCATE triggers switched off around it.
     """
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     original = DatabaseOperations.sql_flush
+    superuser: dict[str, bool] = {}
 
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        alias = self.connection.alias
+        if alias not in superuser:
+            superuser[alias] = _is_superuser(self.connection)
+        if tables and superuser[alias] and not (reset_sequences or allow_cascade):
+            names = [self.quote_name(t) for t in tables]
+            return [
+                f"LOCK TABLE {', '.join(names)} IN ACCESS EXCLUSIVE MODE;",
+                "SET LOCAL session_replication_role = replica;",
+                *(f"DELETE FROM {name};" for name in names),
+            ]
         statements = original(
             self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
         )

@@ -4,7 +4,7 @@ from knox.crypto import hash_token
 from accounts.models import Session
 from tests.conftest import DEFAULT_PASSWORD
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.real_password_hashing]
 
 REGISTER = "/api/v1/auth/register"
 TOKEN = "/api/v1/auth/token"

@@ -16,7 +16,7 @@ from accounts.models import Session
 from tests.api.games_support import assert_error
 from tests.conftest import DEFAULT_PASSWORD
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.real_password_hashing]
 
 TOKEN = "/api/v1/auth/token"
 ME = "/api/v1/me"

@@ -7,7 +7,11 @@ copy of a data directory created and migrated once per test worker (``stack_pgda
 Fixtures:
     stack_env   settings of the module's stack (environment variables; none unless a module
                 overrides this fixture)
-    stack_url   the stack's base URL (one stack for the module's tests)
+    stack       the running stack of those settings: one per test worker and settings,
+                shared by every module that asks for them (tests register accounts of their
+                own, so they never meet); stopped, and checked to stop cleanly, at the end of
+                the session
+    stack_url   the stack's base URL
     browser     a headless Chromium (one per test file)
     watch       ``Watch``: opens pages that record every response, SSE message, JS error
 """
@@ -50,12 +54,31 @@ def stack_env() -> dict[str, str]:
     return {}
 
 
-@pytest.fixture(scope="module")
-def stack(stack_env: dict[str, str], stack_pgdata: Path) -> Iterator[Any]:
-    """The running stack (scripts/smoke.py's Stack: base_url, log_text() of every process)."""
-    smoke = _smoke()
-    with tempfile.TemporaryDirectory(prefix="tongits-browser-") as tmp:
-        stack = smoke.start_stack(Path(tmp), smoke.free_port(), stack_env, pgdata=stack_pgdata)
+#: What every browser stack has beneath a module's settings. The stack serves every browser
+#: module of its worker, and their accounts (guests too) all register from 127.0.0.1: the
+#: shipped 20 an hour per address is for one person, not for the whole run. The throttle itself
+#: is tests/api/test_throttling.py's.
+SHARED_STACK_ENV = {"TONGITS_RATE_REGISTER": "1000/h"}
+
+
+class _Stacks:
+    """This test worker's stacks, one per set of settings: each started on first use and kept
+    for every later module that asks for the same settings (a start is an initdb copy and eight
+    processes importing Django: the longest part of most browser modules)."""
+
+    def __init__(self, pgdata: Path) -> None:
+        self.smoke = _smoke()
+        self.pgdata = pgdata
+        self.running: dict[tuple[tuple[str, str], ...], tuple[Any, Any]] = {}
+
+    def get(self, module_env: dict[str, str]) -> Any:
+        env = {**SHARED_STACK_ENV, **module_env}
+        key = tuple(sorted(env.items()))
+        if key in self.running:
+            return self.running[key][0]
+        tmp = tempfile.TemporaryDirectory(prefix="tongits-browser-")
+        smoke = self.smoke
+        stack = smoke.start_stack(Path(tmp.name), smoke.free_port(), env, pgdata=self.pgdata)
         try:
             # As scripts/faults.py: a fresh stack (initdb, every migration, eight processes
             # importing Django) can take over a minute on a machine busy with the other worker.
@@ -63,18 +86,40 @@ def stack(stack_env: dict[str, str], stack_pgdata: Path) -> Iterator[Any]:
         except BaseException:
             smoke.stop_stack(stack)
             print(stack.log_text())
+            tmp.cleanup()
             raise
-        try:
-            yield stack
-        finally:
-            failure = None
+        self.running[key] = (stack, tmp)
+        return stack
+
+    def stop(self) -> None:
+        """Stop every stack: each must stop cleanly and leave nothing running."""
+        failures = []
+        for stack, tmp in self.running.values():
             try:
-                smoke.stop_stack(stack)
-            except smoke.SmokeError as exc:
-                failure = exc
-            if failure is not None:
+                self.smoke.stop_stack(stack)
+            except self.smoke.SmokeError as exc:
                 print(stack.log_text())
-                raise failure
+                failures.append(exc)
+            finally:
+                tmp.cleanup()
+        self.running.clear()
+        if failures:
+            raise failures[0]
+
+
+@pytest.fixture(scope="session")
+def _stacks(stack_pgdata: Path) -> Iterator[_Stacks]:
+    stacks = _Stacks(stack_pgdata)
+    try:
+        yield stacks
+    finally:
+        stacks.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(stack_env: dict[str, str], _stacks: _Stacks) -> Any:
+    """The running stack (scripts/smoke.py's Stack: base_url, log_text() of every process)."""
+    return _stacks.get(stack_env)
 
 
 # One Chromium per test file, not per session: Playwright's sync API holds an asyncio loop on
