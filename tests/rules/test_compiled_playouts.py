@@ -11,20 +11,19 @@ import pytest
 
 from games.rules import RuleSet
 from games.rules.bots import HardBot, get_bot
+from games.rules.bots import _compiled as compiled
 from games.rules.bots import hard as hard_module
 from games.rules.bots.heuristics import targets
 from games.rules.bots.knowledge import Knowledge
 from games.rules.melds import best_arrangement, candidate_melds
 from games.rules.selfplay import play_match
 
-compiled = hard_module._compiled
-
 PRESETS = [RuleSet.standard(), RuleSet.house(), RuleSet.h19()]
 PRESET_IDS = ["standard", "house", "h19"]
 
 
-def test_the_compiled_playouts_are_built() -> None:
-    assert compiled is not None, "games.rules.bots._compiled is not built: run make install"
+def test_the_hard_bot_uses_the_compiled_playouts() -> None:
+    assert hard_module.CompiledSearch is compiled.Search
 
 
 def _hands(rng: random.Random, count: int):

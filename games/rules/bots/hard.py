@@ -41,9 +41,9 @@ from .playout import OVER, Params, Sim
 from .sampling import Sampler
 
 try:
-    from . import _compiled
+    from ._compiled import Search as CompiledSearch
 except ImportError:  # not built (``make install`` builds it): the same moves in pure Python
-    _compiled = None
+    CompiledSearch = None
 
 Candidate = tuple[dict[str, Any], tuple]
 
@@ -377,7 +377,7 @@ class HardBot:
         """The compiled deals and playouts of this decision, or ``None`` where only the
         pure-Python ones apply (not built, switched off, another generator or sampler)."""
         if (
-            _compiled is None
+            CompiledSearch is None
             or not self.compiled
             or type(rng) is not random.Random
             or type(sampler) is not Sampler
@@ -389,7 +389,7 @@ class HardBot:
         equity = [bonus * 3 * e for e in _equity_after(k)] if self.match_aware else None
         hold = 1 << k.seat if self.hold else 0
         actions = [c[1] for c in cands]
-        return _compiled.Search(
+        return CompiledSearch(
             k, sampler, actions, self.params, own, hold, equity, bonus, self.match_aware
         )
 
