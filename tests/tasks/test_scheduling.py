@@ -187,8 +187,17 @@ def test_a_starved_bot_queue_gets_one_task_per_waiting_move(
 
     stopped_worker.start()
     assert wait_for(lambda: Game.objects.get(pk=game_id).version > game.version, 10)
-    runs = [r for r in task_runs if r.name == scheduling.PLAY_BOT_TURN]
-    assert [r.args for r in runs if r.args[1] == game.version] == [(str(game_id), game.version)]
+
+    def runs_at_that_version() -> list[tuple]:
+        return [
+            r.args
+            for r in task_runs
+            if r.name == scheduling.PLAY_BOT_TURN and r.args[1] == game.version
+        ]
+
+    # A run is recorded once its task returns, just after its move commits.
+    assert wait_for(runs_at_that_version, 10)
+    assert runs_at_that_version() == [(str(game_id), game.version)]
     # Its task ran: the move is no longer marked as waiting.
     assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, game.version)
 
