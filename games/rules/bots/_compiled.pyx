@@ -15,6 +15,7 @@ from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
+from ..cards import _SUIT_POINTS as _PY_SUIT_POINTS
 from ..cards import POINTS as _PY_POINTS
 from ..melds import RANK_MASKS as _PY_RANK_MASKS
 from ..melds import RUNS_HIGH as _PY_RUNS_HIGH
@@ -76,11 +77,7 @@ cdef void _load_tables() except *:
     for r in range(13):
         RM[r] = _PY_RANK_MASKS[r]
     for i in range(8192):
-        n = 0
-        for r in range(13):
-            if i >> r & 1:
-                n += POINTS[r]
-        SUIT_POINTS[i] = n
+        SUIT_POINTS[i] = _PY_SUIT_POINTS[i]
     for i in range(14):
         DW_BY_COUNT[i] = _PY_DW_BY_COUNT[i]
     for a in range(2):
@@ -1130,11 +1127,10 @@ cdef inline double worth(Know* k, int c, mask_t h, mask_t live) noexcept nogil:
 cdef mask_t deal_for(Know* k, MT* rng, int o, int* pool, int npool, int* rest,
                      int* nrest) noexcept nogil:
     """``Sampler._deal``: the likeliest of ``tries`` hands for ``o``."""
-    cdef int d = k.last_discard[o], t, nr = 0, i
+    cdef int d = k.last_discard[o], t, nr = 0
     cdef mask_t hand, best = 0
     cdef double bad, best_bad = <double>(1 << 30)
     cdef int tmp[56]
-    cdef int found = 0
     if k.tries <= 1 or d < 0:
         return deal_once(k, rng, o, pool, npool, rest, nrest)
     for t in range(k.tries):
@@ -1143,7 +1139,6 @@ cdef mask_t deal_for(Know* k, MT* rng, int o, int* pool, int npool, int* rest,
         if bad < best_bad:
             best = hand
             best_bad = bad
-            found = 1
             memcpy(rest, tmp, nr * sizeof(int))
             nrest[0] = nr
             if bad == 0:
@@ -1394,7 +1389,7 @@ cdef class Search:
 
     def deal(self, alive):
         """One deal, and the value of playing out each candidate in ``alive`` on it."""
-        cdef int idx, n = len(alive), j, w
+        cdef int idx, j, w
         cdef Deal* d = &self.deal_buf
         cdef Sim s
         cdef double v

@@ -28,7 +28,8 @@ from __future__ import annotations
 import gc
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -323,12 +324,6 @@ class HardBot:
         drawn = any(c[1][0] in ("call", "answer") for c in cands)  # a Draw is among them
         bonus = self.call_bonus if drawn else self.win_bonus
         sampler = self.sampler(k)
-        fast = self._compiled_search(k, cands, sampler, bonus, rng)
-        if fast is not None:
-            fast.load(rng)
-            play_deal = fast.deal
-        else:
-            play_deal = self._python_deals(k, cands, sampler, bonus, rng)
         budget = self.playouts
         deals = 0
         bias = [self._bias(c[1]) for c in cands]
@@ -337,7 +332,7 @@ class HardBot:
         # candidates, the worse half dropped at its end; one flat round without ``halving``.
         rounds = max(1, (len(cands) - 1).bit_length()) if self.halving else 1
         stop = False
-        try:
+        with self._playing(k, cands, sampler, bonus, rng) as play_deal:
             for r in range(rounds):
                 # this round's deals for each live candidate (rounds left share what is left)
                 quota = deals + budget // (len(alive) * (rounds - r)) if self.halving else None
@@ -364,12 +359,26 @@ class HardBot:
                 # every live candidate met the same deals: the better half goes on
                 alive.sort(key=lambda i: -tally.sums[i])
                 alive = alive[: (len(alive) + 1) // 2]
-        finally:
-            self.last_deals = deals
-            if fast is not None:
-                fast.store(rng)  # the generator moves on as if Python had made every draw
+        self.last_deals = deals
         best = max(alive, key=lambda i: tally.sums[i] / max(1, tally.counts[i]))
         return cands[best][0]
+
+    @contextmanager
+    def _playing(
+        self, k: Knowledge, cands: list[Candidate], sampler: Sampler, bonus: float, rng: Any
+    ) -> Iterator[Callable[[list[int]], list[float]]]:
+        """This decision's deals: a call deals once and returns each live candidate's playout
+        value, compiled where it applies (the generator taken from ``rng`` and handed back
+        however the caller ends, as if Python had made every draw), else in pure Python."""
+        fast = self._compiled_search(k, cands, sampler, bonus, rng)
+        if fast is None:
+            yield self._python_deals(k, cands, sampler, bonus, rng)
+            return
+        fast.load(rng)
+        try:
+            yield fast.deal
+        finally:
+            fast.store(rng)
 
     def _compiled_search(
         self, k: Knowledge, cands: list[Candidate], sampler: Sampler, bonus: float, rng: Any
@@ -385,12 +394,11 @@ class HardBot:
             or len(k.melds) > 20
         ):
             return None
-        own = self.own
         equity = [bonus * 3 * e for e in _equity_after(k)] if self.match_aware else None
         hold = 1 << k.seat if self.hold else 0
         actions = [c[1] for c in cands]
         return CompiledSearch(
-            k, sampler, actions, self.params, own, hold, equity, bonus, self.match_aware
+            k, sampler, actions, self.params, self.own, hold, equity, bonus, self.match_aware
         )
 
     def _python_deals(
@@ -428,23 +436,16 @@ class HardBot:
         k = read(view, history)
         cands: list[Candidate] = [({}, ("answer", True)), ({}, ("answer", False))]
         sampler = self.sampler(k)
-        fast = self._compiled_search(k, cands, sampler, self.call_bonus, rng)
-        if fast is not None:
-            fast.load(rng)
-            play_deal = fast.deal
-        else:
-            play_deal = self._python_deals(k, cands, sampler, self.call_bonus, rng)
         bias = [self._bias(c[1]) for c in cands]
         totals = [0.0, 0.0]
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for _ in range(deals):
-                for i, v in enumerate(play_deal([0, 1])):
-                    totals[i] += v + bias[i]
+            with self._playing(k, cands, sampler, self.call_bonus, rng) as play_deal:
+                for _ in range(deals):
+                    for i, v in enumerate(play_deal([0, 1])):
+                        totals[i] += v + bias[i]
         finally:
-            if fast is not None:
-                fast.store(rng)
             if collecting:
                 gc.enable()
         return totals[0] / deals, totals[1] / deals
