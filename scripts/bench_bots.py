@@ -329,20 +329,26 @@ def client_main(host: str, port: int, seed: int, conn: Any) -> None:
 # ---------------------------------------------------------------- one level
 
 
-def make_step(args: argparse.Namespace, count: int, tag: str, level: str) -> list[tuple[str, str]]:
-    """``count`` new tables, made on both cores (quick play starts them at once: their bots
-    play their first moves, so a step's tables are made only when the step begins)."""
+def on_both_cores(make: Any, database_url: str, count: int, tag: str, *extra: Any) -> list[Any]:
+    """``count`` tables made by ``make(database_url, n, tag, *extra)`` in two processes, half
+    each, interleaved so that each load process gets tables of both halves."""
     context = multiprocessing.get_context("spawn")
     with context.Pool(2) as pool:
         halves = pool.starmap(
-            make_tables,
+            make,
             [
-                (args.database_url, count // 2, f"{tag}a", level),
-                (args.database_url, count - count // 2, f"{tag}b", level),
+                (database_url, count // 2, f"{tag}a", *extra),
+                (database_url, count - count // 2, f"{tag}b", *extra),
             ],
         )
     tables = [t for pair in zip(*halves, strict=False) for t in pair]
     return tables + halves[0][len(halves[1]) :]
+
+
+def make_step(args: argparse.Namespace, count: int, tag: str, level: str) -> list[tuple[str, str]]:
+    """``count`` new tables, made on both cores (quick play starts them at once: their bots
+    play their first moves, so a step's tables are made only when the step begins)."""
+    return on_both_cores(make_tables, args.database_url, count, tag, level)
 
 
 def make_people(args: argparse.Namespace, tag: str) -> list[tuple[str, list[str]]]:
@@ -351,17 +357,7 @@ def make_people(args: argparse.Namespace, tag: str) -> list[tuple[str, list[str]
     if not args.people:
         return []
     started = time.monotonic()
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(2) as pool:
-        halves = pool.starmap(
-            bench_players.make_tables,
-            [
-                (args.database_url, args.people // 2, f"{tag}a"),
-                (args.database_url, args.people - args.people // 2, f"{tag}b"),
-            ],
-        )
-    tables = [t for pair in zip(*halves, strict=False) for t in pair]
-    tables += halves[0][len(halves[1]) :]
+    tables = on_both_cores(bench_players.make_tables, args.database_url, args.people, tag)
     print(
         f"{len(tables)} tables of three people made in {time.monotonic() - started:.0f} s",
         flush=True,
