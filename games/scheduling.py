@@ -11,9 +11,16 @@ never queue the same work and a lost task is queued again when the lease runs ou
 one Celery task per game, by name:
 
     turn_deadline passed   expire_turn(game, version)
-    awaiting "bot"         play_bot_turn(game, version)
+    awaiting "bot"         play_bot_turns([(game, version), ...])
     awaiting "deal"        deal_next_round(game, version)
     awaiting "settle"      settle_match(game, version)
+
+Bot moves due together travel together: a claim's bot moves are split into tasks of at most
+``BOT_BATCH`` moves (and at least two tasks when there are two moves or more, so a worker's two
+processes share them), each playing its moves one after another. A busy node has many bot moves
+due every claim, and a Celery message (the broker's round trips, the pool's hand-off, the
+acknowledgement) costs more than an easy bot's whole move; one message for several keeps the
+bots' worker's CPU on the moves themselves. A move waits at most for its batch's earlier moves.
 
 It wakes on an append's ``NOTIFY game_events`` (at most every ``MIN_CLAIM_GAP_SECONDS``, 50 ms:
 a burst of moves costs one claim) and at least every ``TONGITS_SCHEDULER_POLL_SECONDS``, so
@@ -58,6 +65,8 @@ from ops.models import Heartbeat
 logger = logging.getLogger(__name__)
 
 PLAY_BOT_TURN = "games.tasks.play_bot_turn"
+#: Several bot moves in one task (the scheduler's claims); ``PLAY_BOT_TURN`` is one (the sweeper's).
+PLAY_BOT_TURNS = "games.tasks.play_bot_turns"
 EXPIRE_TURN = "games.tasks.expire_turn"
 DEAL_NEXT_ROUND = "games.tasks.deal_next_round"
 SETTLE_MATCH = tasks_core.SETTLE_MATCH  # defined by accounts, heard by metrics and fair play
@@ -67,6 +76,8 @@ SWEEPER = "sweeper"
 
 #: Tables handled per kind of work and run (scheduler claim or sweep); the next run takes the rest.
 BATCH = 500
+#: Bot moves a task plays at most, one after another (see the module's doc).
+BOT_BATCH = 8
 #: The scheduler claims at most this often, however many appends notify it.
 MIN_CLAIM_GAP_SECONDS = 0.05
 
@@ -118,6 +129,34 @@ def _mark(game_id: uuid.UUID | str, version: int) -> bool:
         return bool(client.set(_mark_key(game_id, version), b"1", nx=True, ex=ttl))
     except redis.RedisError:
         return True
+
+
+def _mark_many(moves: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    """The moves not already waiting in the queue, now marked (one round trip for them all)."""
+    client = _mark_client()
+    if client is None or not moves:
+        return list(moves)
+    ttl = max(1, round(settings.TONGITS_BOT_QUEUED_SECONDS))
+    try:
+        with client.pipeline(transaction=False) as pipe:
+            for game_id, version in moves:
+                pipe.set(_mark_key(game_id, version), b"1", nx=True, ex=ttl)
+            fresh = pipe.execute()
+    except redis.RedisError:
+        return list(moves)
+    return [move for move, marked in zip(moves, fresh, strict=True) if marked]
+
+
+def unmark_many(moves: Iterable[tuple[Any, int] | list[Any]]) -> None:
+    """The bot moves' task has started: later copies may be queued (if one of them fails)."""
+    client = _mark_client()
+    keys = [_mark_key(game_id, version) for game_id, version in moves]
+    if client is None or not keys:
+        return
+    try:
+        client.delete(*keys)
+    except redis.RedisError:
+        logger.warning("could not clear the queued marks of %d bot moves", len(keys))
 
 
 def unmark(game_id: uuid.UUID | str, version: int) -> None:
@@ -175,6 +214,40 @@ def enqueue(name: str, game_id: uuid.UUID | str, version: int) -> bool:
     return True
 
 
+def batches(moves: list[Any], size: int = BOT_BATCH) -> list[list[Any]]:
+    """``moves`` split in order into as few nearly equal parts of at most ``size`` as may be,
+    and into two at least when there are two or more (a worker runs two processes)."""
+    if not moves:
+        return []
+    parts = max(-(-len(moves) // size), min(2, len(moves)))
+    step, extra = divmod(len(moves), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + step + (1 if i < extra else 0)
+        out.append(moves[start:end])
+        start = end
+    return out
+
+
+def enqueue_bot_moves(moves: list[tuple[Any, int]]) -> int:
+    """Send bot moves in batches (``PLAY_BOT_TURNS``); the number of moves sent. Moves already
+    waiting in the queue are left out, as ``enqueue`` leaves out a single one."""
+    options: dict[str, Any] = {}
+    if settings.TONGITS_BOT_QUEUE:
+        options["queue"] = settings.TONGITS_BOT_QUEUE
+    sent = 0
+    for batch in batches(_mark_many(moves)):
+        args = [[str(game_id), version] for game_id, version in batch]
+        try:
+            current_app.send_task(PLAY_BOT_TURNS, args=(args,), **options)
+        except Exception:  # the broker is down or refuses: the lease or the sweeper retries
+            logger.exception("could not queue %d bot moves", len(batch))
+            unmark_many(batch)
+            continue
+        sent += len(batch)
+    return sent
+
+
 def work_for(awaiting: str, turn_deadline: datetime | None, now: datetime) -> str | None:
     """The task a due game needs: its time-out once the deadline passed, else its server work."""
     if turn_deadline is not None and turn_deadline <= now:
@@ -217,8 +290,16 @@ def claim_due(*, now: datetime | None = None, limit: int = BATCH) -> list[tuple[
 
 
 def run_due(*, now: datetime | None = None) -> int:
-    """Claim what is due and queue it; the number of tasks queued."""
-    return sum(enqueue(name, game_id, version) for name, game_id, version in claim_due(now=now))
+    """Claim what is due and queue it: bot moves in batches, other work a task each; the number
+    of games whose work was queued."""
+    bots: list[tuple[Any, int]] = []
+    sent = 0
+    for name, game_id, version in claim_due(now=now):
+        if name == PLAY_BOT_TURN:
+            bots.append((game_id, version))
+        else:
+            sent += enqueue(name, game_id, version)
+    return sent + enqueue_bot_moves(bots)
 
 
 def run_scheduler(stop: threading.Event, *, poll: float | None = None) -> None:

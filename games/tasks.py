@@ -43,6 +43,24 @@ def play_bot_turn(game_id: str, version: int) -> str:
     return _run(play.play_bot_turn, game_id, version)
 
 
+@shared_task(name=scheduling.PLAY_BOT_TURNS, **TASK_OPTIONS)
+def play_bot_turns(moves: list[list[Any]]) -> list[str]:
+    """Bot moves due together, played one after another (``games.scheduling``: one message for
+    several moves). One move's unexpected error is logged and does not hold back the others; a
+    database error retries the task, whose moves already played then do nothing."""
+    scheduling.unmark_many(moves)
+    outcomes = []
+    for game_id, version in moves:
+        try:
+            outcomes.append(_run(play.play_bot_turn, game_id, version))
+        except TASK_OPTIONS["autoretry_for"]:
+            raise
+        except Exception:
+            logger.exception("bot move of %s at v%s failed", game_id, version)
+            outcomes.append("failed")
+    return outcomes
+
+
 @worker_ready.connect
 def _clear_bot_marks(**kwargs: Any) -> None:
     """A worker (re)started: the bot moves a dead one had in hand may be queued again at once."""

@@ -59,7 +59,7 @@ from ops import orphans
 BASE_DIR = Path(__file__).resolve().parent.parent
 EMBEDDED_DB_NAME = "tongits"
 WORKER_CONCURRENCY = "2"
-#: Bot moves (``games.tasks.play_bot_turn``) go to a queue of their own, served by a worker of
+#: Bot moves (``games.tasks.play_bot_turns``) go to a queue of their own, served by a worker of
 #: their own at a lower CPU priority (``TONGITS_BOT_NICENESS``, 10 by default): on a busy node the
 #: kernel gives requests the cores first, and the bots' replies slow down (within
 #: ``TONGITS_BOT_THINK_SECONDS`` per decision) before any request does.

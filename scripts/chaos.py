@@ -685,18 +685,18 @@ class Faults:
         fault.injected_at = time.monotonic()
         pid = self.kill_group(node)
         fault.detail = (
-            f"({node} had play_bot_turn {task[:8]} in hand)"
+            f"({node} had bot moves' task {task[:8]} in hand)"
             if task
             else f"(no bot turn caught in hand within 60 s: {node} killed anyway)"
         )
         self.recover(fault, self.restarted(node, pid), waiting)
 
     def worker_with_bot_turn(self, timeout: float) -> tuple[str, str | None]:
-        """The worker node whose log shows a play_bot_turn received and not yet finished."""
+        """The worker node whose log shows a bot moves' task received and not yet finished."""
         logs = {n: self.cluster.layout.logs / f"{n}.log" for n in topology.WORKER_NODES}
         offsets = {n: path.stat().st_size for n, path in logs.items()}
         in_hand: dict[str, set[str]] = {n: set() for n in logs}
-        pattern = re.compile(r"Task games\.tasks\.play_bot_turn\[([0-9a-f-]+)\] (\w+)")
+        pattern = re.compile(r"Task games\.tasks\.play_bot_turns?\[([0-9a-f-]+)\] (\w+)")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for node, path in logs.items():

@@ -232,7 +232,7 @@ def test_a_match_through_haproxy_outlives_a_killed_web_node(cluster) -> None:
         for name in topology.WORKER_NODES
         for (metric, labels), value in scraped[name].items()
         if metric == "tongits_task_queue_seconds_count"
-        and ("task", "games.tasks.play_bot_turn") in labels
+        and ("task", "games.tasks.play_bot_turns") in labels
     )
     assert bot_turns >= 1, "no bot move's wait in the workers' metrics"
     for part, names in (("scheduler", topology.SCHEDULERS), ("notifier", ("notifier",))):

@@ -4,6 +4,7 @@ failure that must not fail a player's move."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from datetime import timedelta
@@ -17,6 +18,7 @@ from accounts import tasks as account_tasks
 from accounts.models import MatchRecord, PlayerMatch
 from accounts.tasks import settle_match_now
 from games import scheduling, seal
+from games import tasks as game_tasks
 from games.models import Game, GameSeal
 from tests.locks import backend_pid, wait_until_blocked_by
 from tests.tasks.support import drive, game_url, greedy, in_threads, quick_table, view, wait_for
@@ -192,12 +194,12 @@ def test_a_starved_bot_queue_gets_one_task_per_waiting_move(
         return [
             r.args
             for r in task_runs
-            if r.name == scheduling.PLAY_BOT_TURN and r.args[1] == game.version
+            if r.name == scheduling.PLAY_BOT_TURNS and [str(game_id), game.version] in r.args[0]
         ]
 
     # A run is recorded once its task returns, just after its move commits.
     assert wait_for(runs_at_that_version, 10)
-    assert runs_at_that_version() == [(str(game_id), game.version)]
+    assert runs_at_that_version() == [([[str(game_id), game.version]],)]
     # Its task ran: the move is no longer marked as waiting.
     assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, game.version)
 
@@ -321,3 +323,67 @@ def test_a_bot_move_is_queued_once_until_its_task_starts_or_a_worker_does(broker
     assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 3)
     assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, 4)
     assert broker.queued() == 7
+
+
+@pytest.mark.parametrize(
+    ("moves", "sizes"),
+    [(0, []), (1, [1]), (2, [1, 1]), (5, [3, 2]), (16, [8, 8]), (17, [6, 6, 5]), (40, [8] * 5)],
+)
+def test_bot_moves_due_together_are_split_into_near_equal_batches(moves, sizes):
+    """At most ``BOT_BATCH`` moves a task, in order, and two tasks at least for two moves."""
+    due = list(range(moves))
+    parts = scheduling.batches(due)
+    assert [len(p) for p in parts] == sizes
+    assert [m for p in parts for m in p] == due
+
+
+def test_a_claims_bot_moves_travel_in_batches_once_each(broker, settings):
+    """Five bot moves due in one claim go as two tasks on the bots' queue, each move marked as
+    waiting: sent again, only the moves not already waiting go (here one new move)."""
+    settings.TONGITS_BOT_QUEUE = "bots"
+    with app.connection_for_write() as conn:
+        app.amqp.queues["bots"].bind(conn.default_channel).declare()
+    moves = [(f"00000000-0000-0000-0000-00000000006{i}", 4) for i in range(5)]
+    assert scheduling.enqueue_bot_moves(moves) == 5
+    assert broker.client.llen("bots") == 2
+    sent = [json.loads(m) for m in broker.client.lrange("bots", 0, -1)]
+    assert {m["headers"]["task"] for m in sent} == {scheduling.PLAY_BOT_TURNS}
+    carried = sorted(tuple(move) for m in sent for move in _task_args(m)[0])
+    assert carried == sorted(moves)
+
+    assert scheduling.enqueue_bot_moves([*moves, (moves[0][0], 5)]) == 1
+    assert broker.client.llen("bots") == 3
+    scheduling.unmark_many(moves[:2])
+    assert scheduling.enqueue_bot_moves(moves) == 2
+
+
+def test_a_batch_of_bot_moves_plays_each_table_and_skips_what_moved_on(
+    stopped_worker, broker, auth_client_factory, settings
+):
+    """One task, three tables waiting for a bot, one of them given at a stale version: the two
+    others get their bot's move, the stale one nothing, and each move's mark is cleared (the
+    task's body, called here; the starved-queue test runs it on a worker)."""
+    settings.TONGITS_BOT_DELAY_SECONDS = 30.0  # the scheduler leaves them to the test
+    human = auth_client_factory()
+    waiting = []
+    for _ in range(3):
+        game_id = quick_table(human, {"preset": "standard", "turn_seconds": 0}, human_seat=0)
+        waiting.append(drive(game_id, human.user, lambda g: g.awaiting == Game.Awaiting.BOT))
+    moves = [[str(g.pk), g.version] for g in waiting]
+    moves[1][1] -= 1  # a copy queued for a move already made
+    for game_id, version in moves:  # marked as waiting; the messages are then lost
+        assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, version)
+    broker.purge()
+
+    outcomes = game_tasks.play_bot_turns(moves)
+    assert outcomes == ["done", "moved_on", "done"]
+    versions = [Game.objects.get(pk=g.pk).version for g in waiting]
+    assert versions[0] > waiting[0].version and versions[2] > waiting[2].version
+    assert versions[1] == waiting[1].version
+    for game_id, version in moves:  # started: each may be queued again
+        assert scheduling.enqueue(scheduling.PLAY_BOT_TURN, game_id, version)
+
+
+def _task_args(message: dict) -> list:
+    """A queued Celery message's positional arguments (its body: base64 of JSON)."""
+    return json.loads(base64.b64decode(message["body"]))[0]
