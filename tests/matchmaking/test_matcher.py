@@ -285,6 +285,11 @@ def test_manage_run_scheduler_runs_the_matcher_and_stops_with_it(user_factory, t
             time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:  # never left running to hold the test database
+            proc.kill()
+            proc.wait()
+            raise
     assert proc.returncode == 0
     assert b"scheduler: stopped" in (tmp_path / "scheduler.log").read_bytes()

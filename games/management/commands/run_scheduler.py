@@ -7,12 +7,12 @@ locked rows), though one per deployment is enough. The loops other apps register
 
 from __future__ import annotations
 
-import signal
 import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from core.stopping import stop_on_signals
 from games import scheduling
 from metrics import exporter
 
@@ -22,8 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         stop = threading.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+        stop_on_signals(stop)
         companions = [
             threading.Thread(target=loop, args=(stop,), name=loop.__qualname__, daemon=True)
             for loop in scheduling.COMPANIONS

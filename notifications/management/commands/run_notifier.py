@@ -3,12 +3,12 @@ webhooks (``notifications.runner``). Runs until SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
-import signal
 import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from core.stopping import stop_on_signals
 from metrics import exporter
 from notifications import runner
 
@@ -18,8 +18,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         stop = threading.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+        stop_on_signals(stop)
         exporter.serve_if_asked("notifier")
         self.stdout.write("notifier: running")
         self.stdout.flush()

@@ -1,0 +1,50 @@
+"""A long-running command's stop (``core.stopping``): a signal that arrives while the main thread
+holds the stop event's lock (inside ``stop.wait()``, as the scheduler's and the notifier's loops
+mostly are) still stops the command, where a handler calling ``stop.set()`` itself hung for good
+and left a ``run_scheduler`` running after its SIGTERM."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The main thread takes the event's own lock (CPython's ``Event._cond``, the lock ``wait`` holds
+#: between its steps), and the signal arrives right then.
+HELD_WHEN_SIGNALLED = textwrap.dedent(
+    """
+    import signal, threading
+    from core.stopping import stop_on_signals
+
+    stop = threading.Event()
+    stop_on_signals(stop)
+    with stop._cond:
+        signal.raise_signal(signal.{sig})
+    print("set" if stop.wait(5) else "not set", flush=True)
+    """
+)
+
+
+def _run(sig: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", HELD_WHEN_SIGNALLED.format(sig=sig)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+
+
+def test_a_sigterm_while_the_stop_events_lock_is_held_still_stops():
+    done = _run("SIGTERM")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "set"
+
+
+def test_a_sigint_while_the_stop_events_lock_is_held_still_stops():
+    done = _run("SIGINT")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "set"
