@@ -105,8 +105,9 @@ bench-cluster: $(STAMP) $(MO_FILES)
 manage: $(STAMP) $(MO_FILES)
 	@$(PY) -m ops.manage $(ARGS)
 
-# Two pytest-xdist workers, each test file on one of them (its module's servers shared).
-TEST_WORKERS ?= 2
+# Three pytest-xdist workers on two cores (the tests wait on the servers and browsers they
+# start), each test file on one of them (its module's servers shared).
+TEST_WORKERS ?= 3
 
 test: $(STAMP) $(NPM_STAMP) $(MO_FILES)
 	$(PY) -m ruff check .

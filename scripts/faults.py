@@ -217,7 +217,9 @@ def kill_worker_mid_match(stack: Any) -> dict[str, float]:
 
     api = register(stack)
     seats = [{"kind": "user"}, {"kind": "bot", "level": "easy"}, {"kind": "bot", "level": "easy"}]
-    rules = {"preset": "standard", "wins_to_match": 2}
+    # One round: its settlement is the main worker's task, so the match ends only once the
+    # restarted worker has run (a second round would add its deal, and half a minute).
+    rules = {"preset": "standard", "wins_to_match": 1}
     status, table = api.call("POST", "/api/v1/tables", {"rules": rules, "seats": seats})
     assert status == 201 and table["status"] == "active", table
     game = f"/api/v1/games/{table['id']}"

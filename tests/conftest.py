@@ -47,7 +47,7 @@ from tongits_site.celery import app as celery_app
 
 DEFAULT_PASSWORD = "correct-horse-battery-staple"
 
-# Under pytest-xdist (`make test` runs two workers) each worker has databases, a broker and a
+# Under pytest-xdist (`make test` runs three workers) each worker has databases, a broker and a
 # throttle cache of its own: tests empty them and count what is in them.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 WORKER_NUMBER = int(WORKER[2:]) if WORKER.startswith("gw") else 0
@@ -131,8 +131,34 @@ def _needs_db(item: pytest.Item) -> bool:
     )
 
 
+#: The files that take most of a minute each (a stack, a cluster or browsers to start, or a
+#: long property): handed to the test workers first, so that the run ends on short files
+#: instead of one worker finishing a long one alone (xdist gives files out in collection order).
+LONG_FILES_FIRST = (
+    "tests/browser/test_table.py",
+    "tests/browser/test_accessibility.py",
+    "tests/test_cluster.py",
+    "tests/browser/test_profile.py",
+    "tests/api/test_games_fuzz.py",
+    "tests/rules/test_properties.py",
+    "tests/test_stack_faults.py",
+    "tests/live/test_notifications_e2e.py",
+    "tests/live/test_stream_cap.py",
+    "tests/browser/test_matchmaking.py",
+    "tests/test_stack_orphans.py",
+    "tests/verify/test_verifiable.py",
+)
+
+
+def _long_first(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return LONG_FILES_FIRST.index(path) if path in LONG_FILES_FIRST else len(LONG_FILES_FIRST)
+
+
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    """Fail the whole run loudly (never skip) when database tests cannot reach PostgreSQL."""
+    """The long files first (``LONG_FILES_FIRST``; each file's own order kept); fail the whole
+    run loudly (never skip) when database tests cannot reach PostgreSQL."""
+    items.sort(key=_long_first)
     if not any(_needs_db(item) for item in items):
         return
     db = settings.DATABASES["default"]
