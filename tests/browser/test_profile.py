@@ -330,7 +330,8 @@ def test_people_show_their_avatars_in_the_waiting_room_at_the_table_and_in_the_c
     ana.get_by_test_id("chat-text").fill("Mabuhay!")
     ana.get_by_test_id("chat-send").click()
     line = ben.locator(f'[data-testid="chat-message"][data-username="{ana_name}"]')
-    line.get_by_text("Mabuhay!").wait_for(timeout=5_000)
+    # Live from the stream, or at the latest from the chat's next read (every 5 s, chat.js).
+    line.get_by_text("Mabuhay!").wait_for(timeout=12_000)
     assert (
         line.get_by_role("img", name="Ana Reyes")
         .get_attribute("src")
