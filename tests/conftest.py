@@ -261,19 +261,34 @@ def auth_client(auth_client_factory) -> APIClient:
 
 @pytest.fixture(scope="session")
 def stack_pgdata(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An embedded PostgreSQL data directory, created and migrated once per test worker, for
-    the stacks the tests start (``start_stack(pgdata=...)`` copies it): each then starts as
-    `make run` does on a var dir it has run on before. scripts/smoke.py starts from nothing."""
+    """An embedded PostgreSQL data directory, created and migrated once per run, for the stacks
+    the tests start (``start_stack(pgdata=...)`` copies it): each then starts as `make run` does
+    on a var dir it has run on before. Under xdist the first worker to need it makes it, under a
+    lock in the run's shared temporary directory, and the others wait for it and copy the same
+    one (each worker making its own cost an initdb and a migration apiece, all at the run's
+    start). scripts/smoke.py starts from nothing."""
+    import fcntl
     import importlib.util
     import sys
 
-    spec = importlib.util.spec_from_file_location(
-        "smoke_pgdata", Path(settings.BASE_DIR) / "scripts" / "smoke.py"
-    )
-    smoke = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = smoke  # its dataclasses look their module up there
-    spec.loader.exec_module(smoke)  # type: ignore[union-attr]
-    return smoke.prepare_pgdata(tmp_path_factory.mktemp("stack-pgdata"))
+    shared = tmp_path_factory.getbasetemp()
+    if WORKER:  # each worker's base is popen-gwN inside the run's own
+        shared = shared.parent
+    root = shared / "stack-pgdata"
+    with (shared / "stack-pgdata.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "ready").exists():
+            spec = importlib.util.spec_from_file_location(
+                "smoke_pgdata", Path(settings.BASE_DIR) / "scripts" / "smoke.py"
+            )
+            smoke = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            sys.modules[spec.name] = smoke  # its dataclasses look their module up there
+            spec.loader.exec_module(smoke)  # type: ignore[union-attr]
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            smoke.prepare_pgdata(root)
+            (root / "ready").touch()
+    return root / "pgdata"
 
 
 #: Append-only tables and the trigger that refuses their TRUNCATE (the games' events, the ledger).

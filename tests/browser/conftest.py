@@ -2,7 +2,7 @@
 Playwright through ``executable_path``; no downloaded browser build) against the whole stack
 started as the README says (`make run` on the embedded defaults, in a temporary
 TONGITS_VAR_DIR, on a free port, bot and deal delays 0), as scripts/smoke.py starts it, on a
-copy of a data directory created and migrated once per test worker (``stack_pgdata``).
+copy of a data directory created and migrated once per run (``stack_pgdata``).
 
 Fixtures:
     stack_env   settings of the module's stack (environment variables; none unless a module
