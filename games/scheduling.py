@@ -116,23 +116,11 @@ def _mark_key(game_id: uuid.UUID | str, version: int) -> str:
     return f"{_MARK_PREFIX}{game_id}:{version}"
 
 
-def _mark(game_id: uuid.UUID | str, version: int) -> bool:
-    """Mark this bot move queued; False if it already is (its task waits in the queue).
-
-    Without a Redis broker, or with the broker unreachable, every copy is sent: a copy is
-    harmless (the task checks its version), only wasted work."""
-    client = _mark_client()
-    if client is None:
-        return True
-    try:
-        ttl = max(1, round(settings.TONGITS_BOT_QUEUED_SECONDS))
-        return bool(client.set(_mark_key(game_id, version), b"1", nx=True, ex=ttl))
-    except redis.RedisError:
-        return True
-
-
 def _mark_many(moves: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
-    """The moves not already waiting in the queue, now marked (one round trip for them all)."""
+    """The moves not already waiting in the queue, now marked (one round trip for them all).
+
+    Without a Redis broker, or with the broker unreachable, every move is sent: a copy is
+    harmless (the task checks its version), only wasted work."""
     client = _mark_client()
     if client is None or not moves:
         return list(moves)
@@ -145,6 +133,11 @@ def _mark_many(moves: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
     except redis.RedisError:
         return list(moves)
     return [move for move, marked in zip(moves, fresh, strict=True) if marked]
+
+
+def _mark(game_id: uuid.UUID | str, version: int) -> bool:
+    """Mark this bot move queued; False if it already is (its task waits in the queue)."""
+    return bool(_mark_many([(game_id, version)]))
 
 
 def unmark_many(moves: Iterable[tuple[Any, int] | list[Any]]) -> None:
@@ -161,13 +154,7 @@ def unmark_many(moves: Iterable[tuple[Any, int] | list[Any]]) -> None:
 
 def unmark(game_id: uuid.UUID | str, version: int) -> None:
     """The bot move's task has started: a later copy may be queued (if this one fails)."""
-    client = _mark_client()
-    if client is None:
-        return
-    try:
-        client.delete(_mark_key(game_id, version))
-    except redis.RedisError:
-        logger.warning("could not clear the queued mark of %s v%s", game_id, version)
+    unmark_many([(game_id, version)])
 
 
 def clear_marks() -> int:
@@ -191,19 +178,21 @@ def clear_marks() -> int:
     return cleared
 
 
+def _bot_queue() -> dict[str, Any]:
+    """The send options of a bot move's task: ``TONGITS_BOT_QUEUE`` when it is set, where a
+    worker of its own at a lower CPU priority serves it, so bots wait for a busy node's cores
+    before requests do."""
+    return {"queue": settings.TONGITS_BOT_QUEUE} if settings.TONGITS_BOT_QUEUE else {}
+
+
 def enqueue(name: str, game_id: uuid.UUID | str, version: int) -> bool:
     """Send one game task by name; False if it was not sent: the broker refused (logged; it is
-    queued again) or it is a bot move already waiting in the queue (see the module's doc).
-
-    A bot's move goes to ``TONGITS_BOT_QUEUE`` when it is set: a worker of its own at a lower
-    CPU priority serves it there, so bots wait for a busy node's cores before requests do."""
-    options: dict[str, Any] = {}
+    queued again) or it is a bot move already waiting in the queue (see the module's doc);
+    a bot's move goes to the bots' queue (``_bot_queue``)."""
     bot = name == PLAY_BOT_TURN
-    if bot:
-        if not _mark(game_id, version):
-            return False
-        if settings.TONGITS_BOT_QUEUE:
-            options["queue"] = settings.TONGITS_BOT_QUEUE
+    if bot and not _mark(game_id, version):
+        return False
+    options = _bot_queue() if bot else {}
     try:
         current_app.send_task(name, args=(str(game_id), version), **options)
     except Exception:  # the broker is down or refuses: the lease or the sweeper retries
@@ -232,9 +221,7 @@ def batches(moves: list[Any], size: int = BOT_BATCH) -> list[list[Any]]:
 def enqueue_bot_moves(moves: list[tuple[Any, int]]) -> int:
     """Send bot moves in batches (``PLAY_BOT_TURNS``); the number of moves sent. Moves already
     waiting in the queue are left out, as ``enqueue`` leaves out a single one."""
-    options: dict[str, Any] = {}
-    if settings.TONGITS_BOT_QUEUE:
-        options["queue"] = settings.TONGITS_BOT_QUEUE
+    options = _bot_queue()
     sent = 0
     for batch in batches(_mark_many(moves)):
         args = [[str(game_id), version] for game_id, version in batch]

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The main thread takes the event's own lock (CPython's ``Event._cond``, the lock ``wait`` holds
@@ -28,23 +30,14 @@ HELD_WHEN_SIGNALLED = textwrap.dedent(
 )
 
 
-def _run(sig: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_stop_events_lock_is_held_still_stops(sig: str) -> None:
+    done = subprocess.run(
         [sys.executable, "-c", HELD_WHEN_SIGNALLED.format(sig=sig)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=20,
     )
-
-
-def test_a_sigterm_while_the_stop_events_lock_is_held_still_stops():
-    done = _run("SIGTERM")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "set"
-
-
-def test_a_sigint_while_the_stop_events_lock_is_held_still_stops():
-    done = _run("SIGINT")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "set"
